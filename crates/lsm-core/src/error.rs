@@ -1,0 +1,115 @@
+//! Stable error codes (SPEC §2.3) and the error type every layer returns.
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// Machine-readable failure codes. Their spelling is part of the public contract.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum ErrorCode {
+    GuiUnavailable,
+    MachineUnknown,
+    MachineOffline,
+    WindowNotFound,
+    StateNotFound,
+    StateExpired,
+    StateConsumed,
+    WindowMismatch,
+    WindowChanged,
+    OutOfBounds,
+    ElementNotFound,
+    ElementStale,
+    InvalidArgument,
+    UnsupportedAction,
+    LimitExceeded,
+    PermissionDenied,
+    Timeout,
+    BackendError,
+}
+
+impl ErrorCode {
+    /// The code as it appears on the wire, e.g. `STATE_EXPIRED`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::GuiUnavailable => "GUI_UNAVAILABLE",
+            Self::MachineUnknown => "MACHINE_UNKNOWN",
+            Self::MachineOffline => "MACHINE_OFFLINE",
+            Self::WindowNotFound => "WINDOW_NOT_FOUND",
+            Self::StateNotFound => "STATE_NOT_FOUND",
+            Self::StateExpired => "STATE_EXPIRED",
+            Self::StateConsumed => "STATE_CONSUMED",
+            Self::WindowMismatch => "WINDOW_MISMATCH",
+            Self::WindowChanged => "WINDOW_CHANGED",
+            Self::OutOfBounds => "OUT_OF_BOUNDS",
+            Self::ElementNotFound => "ELEMENT_NOT_FOUND",
+            Self::ElementStale => "ELEMENT_STALE",
+            Self::InvalidArgument => "INVALID_ARGUMENT",
+            Self::UnsupportedAction => "UNSUPPORTED_ACTION",
+            Self::LimitExceeded => "LIMIT_EXCEEDED",
+            Self::PermissionDenied => "PERMISSION_DENIED",
+            Self::Timeout => "TIMEOUT",
+            Self::BackendError => "BACKEND_ERROR",
+        }
+    }
+}
+
+impl fmt::Display for ErrorCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A failure with its stable code and a message telling the caller what to do next.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GuiError {
+    pub code: ErrorCode,
+    pub message: String,
+    /// Extra structured context (e.g. the failed action index and earlier results).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub details: Option<serde_json::Value>,
+}
+
+impl GuiError {
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
+        Self {
+            code,
+            message: message.into(),
+            details: None,
+        }
+    }
+    pub fn with_details(mut self, details: serde_json::Value) -> Self {
+        self.details = Some(details);
+        self
+    }
+    pub fn invalid(message: impl Into<String>) -> Self {
+        Self::new(ErrorCode::InvalidArgument, message)
+    }
+    pub fn backend(message: impl Into<String>) -> Self {
+        Self::new(ErrorCode::BackendError, message)
+    }
+    pub fn unavailable(message: impl Into<String>) -> Self {
+        Self::new(ErrorCode::GuiUnavailable, message)
+    }
+    pub fn timeout(what: impl fmt::Display) -> Self {
+        Self::new(
+            ErrorCode::Timeout,
+            format!("{what} timed out; the application may be busy, try again"),
+        )
+    }
+    pub fn window_not_found(window_id: &str) -> Self {
+        Self::new(
+            ErrorCode::WindowNotFound,
+            format!("window {window_id} does not exist (any more); call gui_list to see current windows"),
+        )
+    }
+}
+
+impl fmt::Display for GuiError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.code, self.message)
+    }
+}
+
+impl std::error::Error for GuiError {}
+
+pub type GuiResult<T> = Result<T, GuiError>;
