@@ -11,3 +11,16 @@ pub use error::{ErrorCode, GuiError, GuiResult};
 pub use geometry::{Point, Rect};
 pub use image::RgbaImage;
 pub use input::{KeyCombo, Modifier, MouseButton};
+pub mod action;
+pub mod backend;
+pub mod limits;
+pub mod model;
+pub mod outline;
+pub mod service;
+pub mod state;
+
+pub use backend::{ActionOutcome, BackendAction, BackendConnector, DesktopBackend, NoGui, Target};
+pub use limits::Limits;
+pub use model::{BackendInfo, Element, ObserveRequest, RawElement, Screenshot, Snapshot, WindowInfo};
+pub use service::{ActionOutput, ActionRequest, GuiService, ListOutput, LocalGui, StateOutput, StateRequest};
+pub use state::{ElementRef, StateStore};

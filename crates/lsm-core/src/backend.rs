@@ -1,0 +1,126 @@
+//! The one trait each platform implements, and the resolved actions it receives.
+
+use crate::error::GuiResult;
+use crate::geometry::Point;
+use crate::input::{KeyCombo, MouseButton};
+use crate::model::{BackendInfo, ObserveRequest, Snapshot, WindowInfo};
+use crate::state::ElementRef;
+use async_trait::async_trait;
+use std::sync::Arc;
+
+/// A pointer target after element ids were resolved against the observation.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Target {
+    /// Act on the element: semantically where possible, else at its current on-screen centre.
+    Element(ElementRef),
+    /// A window-relative point in logical pixels, already checked to be inside the window
+    /// whose geometry was checked to be unchanged.
+    Point(Point),
+}
+
+/// One action ready for the backend.
+#[derive(Debug, Clone, PartialEq)]
+pub enum BackendAction {
+    Click {
+        target: Target,
+        button: MouseButton,
+        count: u32,
+    },
+    Move {
+        target: Target,
+    },
+    /// `target` None: the window's centre.
+    Scroll {
+        target: Option<Target>,
+        delta_x: i32,
+        delta_y: i32,
+    },
+    Drag {
+        from: Target,
+        to: Point,
+        button: MouseButton,
+    },
+    /// `element` Some: focus it first; the text goes to whatever has keyboard focus.
+    Type {
+        element: Option<ElementRef>,
+        text: String,
+    },
+    Key {
+        combo: KeyCombo,
+    },
+    SetValue {
+        element: ElementRef,
+        value: String,
+    },
+    /// `element` None: activate the window.
+    Focus {
+        element: Option<ElementRef>,
+    },
+}
+
+/// How the backend carried out an action.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ActionOutcome {
+    /// e.g. `atspi_action:click`, `xtest`, `editable_text`, `value`.
+    pub method: String,
+    pub detail: Option<String>,
+}
+
+impl ActionOutcome {
+    pub fn new(method: impl Into<String>) -> Self {
+        Self {
+            method: method.into(),
+            detail: None,
+        }
+    }
+    pub fn with_detail(mut self, detail: impl Into<String>) -> Self {
+        self.detail = Some(detail.into());
+        self
+    }
+}
+
+/// A native desktop backend (AT-SPI+X11, UIA, AX, ...). Every method must return within a
+/// bounded time; a hung application yields `TIMEOUT` or a truncated observation, never a hang.
+#[async_trait]
+pub trait DesktopBackend: Send + Sync {
+    fn info(&self) -> BackendInfo;
+    /// Visible top-level application windows, topmost first.
+    async fn list_windows(&self) -> GuiResult<Vec<WindowInfo>>;
+    /// The window's current state; `WINDOW_NOT_FOUND` when it is gone.
+    async fn window(&self, window_id: &str) -> GuiResult<WindowInfo>;
+    async fn observe(&self, window_id: &str, request: &ObserveRequest) -> GuiResult<Snapshot>;
+    /// Runs one action on `window` (its current state, geometry already verified by the caller
+    /// for point targets). Element targets must be re-verified (`ELEMENT_STALE` when the element
+    /// is gone or no longer the same control).
+    async fn perform(&self, window: &WindowInfo, action: &BackendAction) -> GuiResult<ActionOutcome>;
+}
+
+/// Opens the backend on first use (headless safety: nothing connects before a GUI call).
+#[async_trait]
+pub trait BackendConnector: Send + Sync {
+    /// Fails fast with `GUI_UNAVAILABLE` and the reason when there is no graphical session.
+    async fn connect(&self) -> GuiResult<Arc<dyn DesktopBackend>>;
+    /// What `gui_list` reports before/without a connection.
+    fn unavailable_info(&self) -> BackendInfo;
+}
+
+/// The connector of a build or platform without a GUI backend.
+pub struct NoGui {
+    pub reason: String,
+}
+
+#[async_trait]
+impl BackendConnector for NoGui {
+    async fn connect(&self) -> GuiResult<Arc<dyn DesktopBackend>> {
+        Err(crate::GuiError::unavailable(self.reason.clone()))
+    }
+    fn unavailable_info(&self) -> BackendInfo {
+        BackendInfo {
+            name: "none".into(),
+            platform: std::env::consts::OS.into(),
+            session: "none".into(),
+            capabilities: Vec::new(),
+            notes: vec![self.reason.clone()],
+        }
+    }
+}

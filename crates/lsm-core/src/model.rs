@@ -1,0 +1,107 @@
+//! What backends report and what the tools return, in window-relative logical pixels.
+
+use crate::geometry::Rect;
+use crate::image::RgbaImage;
+use serde::{Deserialize, Serialize};
+
+/// A top-level application window as listed by `gui_list`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct WindowInfo {
+    /// Opaque, stable for the window's lifetime; pass it to `gui_state`/`gui_action`.
+    pub window_id: String,
+    pub title: String,
+    /// Application (process or class) name.
+    pub app: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pid: Option<u32>,
+    /// Client area in screen logical pixels.
+    pub bounds: Rect,
+    pub focused: bool,
+    #[serde(default)]
+    pub minimized: bool,
+    /// Whether an accessibility tree was found for the window.
+    pub accessible: bool,
+}
+
+/// Which backend serves a machine and what it can do.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct BackendInfo {
+    /// e.g. `linux-x11`, `windows-uia`, `macos-ax`, `none`.
+    pub name: String,
+    /// `linux`, `windows`, `macos`.
+    pub platform: String,
+    /// e.g. `x11`, `wayland`, `none`.
+    pub session: String,
+    pub capabilities: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+}
+
+/// One accessibility element as the backend read it. Bounds are window-relative logical pixels.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RawElement {
+    /// Backend handle used to act on the element later (never shown to the model).
+    pub native: String,
+    pub parent: Option<usize>,
+    pub depth: u32,
+    pub role: String,
+    pub name: String,
+    pub description: String,
+    pub value: Option<String>,
+    pub states: Vec<String>,
+    pub actions: Vec<String>,
+    pub bounds: Option<Rect>,
+}
+
+/// One element of an observation, as given to the model.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Element {
+    /// Reference for `gui_action` (`element_id`), valid only with this observation's `state_id`.
+    pub id: String,
+    pub role: String,
+    pub name: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub description: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub states: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub actions: Vec<String>,
+    /// Window-relative logical pixels; absent when the element has no on-screen area.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bounds: Option<Rect>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent: Option<String>,
+    pub depth: u32,
+}
+
+/// A window capture in window-relative logical pixels.
+#[derive(Debug, Clone)]
+pub struct Screenshot {
+    pub image: RgbaImage,
+    /// True when parts of the window may show other windows on top of it.
+    pub occluded: bool,
+}
+
+/// What the backend observed of one window.
+#[derive(Debug, Clone)]
+pub struct Snapshot {
+    pub window: WindowInfo,
+    pub elements: Vec<RawElement>,
+    pub truncated: bool,
+    pub truncated_reason: Option<String>,
+    pub screenshot: Option<Screenshot>,
+    pub notes: Vec<String>,
+}
+
+/// What to observe.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ObserveRequest {
+    pub screenshot: bool,
+    pub include_elements: bool,
+    pub max_elements: usize,
+    pub max_depth: u32,
+    /// Wall-clock budget for the tree walk.
+    pub walk_budget: std::time::Duration,
+}

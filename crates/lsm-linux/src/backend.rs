@@ -1,0 +1,594 @@
+//! `DesktopBackend` for an X11 session: windows, capture and raw input from X11, elements and
+//! semantic actions from AT-SPI, joined by process id and title.
+
+use crate::atspi::{Atspi, CoordKind, FrameInfo, ObjRef, RawNode, WalkOptions};
+use crate::session::Session;
+use crate::x11::{X11Window, X11};
+use async_trait::async_trait;
+use lsm_core::{
+    ActionOutcome, BackendAction, BackendInfo, DesktopBackend, ElementRef, ErrorCode, GuiError, GuiResult,
+    MouseButton, ObserveRequest, Point, RawElement, Rect, Screenshot, Snapshot, Target, WindowInfo,
+};
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// Bound on any one X11 round of work (X replies are local; this guards a stuck server).
+const X11_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Actions tried, in order, for a plain element click.
+const PRESS_ACTIONS: &[&str] = &["click", "press", "activate", "toggle", "jump", "open", "select"];
+
+/// How a toolkit reports element extents, and so how to make them window-relative.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum CoordRule {
+    /// Screen extents are right (GTK3, Qt5): subtract the window's screen origin.
+    Screen,
+    /// Extents relative to the toplevel surface including the client-side shadow (GTK4):
+    /// subtract `_GTK_FRAME_EXTENTS` left/top.
+    Surface,
+}
+
+impl CoordRule {
+    fn for_toolkit(toolkit: &str, version: &str) -> Self {
+        if toolkit.eq_ignore_ascii_case("gtk") && version.trim_start().starts_with('4') {
+            Self::Surface
+        } else {
+            Self::Screen
+        }
+    }
+    fn kind(self) -> CoordKind {
+        match self {
+            Self::Screen => CoordKind::Screen,
+            Self::Surface => CoordKind::Window,
+        }
+    }
+    fn tag(self) -> &'static str {
+        match self {
+            Self::Screen => "s",
+            Self::Surface => "w",
+        }
+    }
+    fn from_tag(t: &str) -> Option<Self> {
+        match t {
+            "s" => Some(Self::Screen),
+            "w" => Some(Self::Surface),
+            _ => None,
+        }
+    }
+    /// Offset to add to raw extents to get window-relative ones.
+    fn offset(self, win: &X11Window) -> (i32, i32) {
+        match self {
+            Self::Screen => (-win.bounds.x, -win.bounds.y),
+            Self::Surface => {
+                let [left, _right, top, _bottom] = win.gtk_frame_extents.unwrap_or([0; 4]);
+                (-(left as i32), -(top as i32))
+            }
+        }
+    }
+}
+
+/// The handle stored for an element: coordinate rule + AT-SPI object.
+fn encode_native(rule: CoordRule, obj: &ObjRef) -> String {
+    format!("{}|{}", rule.tag(), obj.encode())
+}
+
+fn decode_native(native: &str) -> GuiResult<(CoordRule, ObjRef)> {
+    let bad = || {
+        GuiError::new(
+            ErrorCode::ElementStale,
+            "element handle is not an AT-SPI object; call gui_state again",
+        )
+    };
+    let (tag, rest) = native.split_once('|').ok_or_else(bad)?;
+    Ok((
+        CoordRule::from_tag(tag).ok_or_else(bad)?,
+        ObjRef::decode(rest).ok_or_else(bad)?,
+    ))
+}
+
+pub fn format_window_id(xid: u32) -> String {
+    format!("0x{xid:x}")
+}
+
+pub fn parse_window_id(id: &str) -> GuiResult<u32> {
+    id.strip_prefix("0x")
+        .and_then(|h| u32::from_str_radix(h, 16).ok())
+        .filter(|x| *x != 0)
+        .ok_or_else(|| GuiError::window_not_found(id))
+}
+
+pub struct LinuxBackend {
+    x11: Arc<Mutex<X11>>,
+    atspi: Option<Atspi>,
+    atspi_error: Option<String>,
+    display: String,
+    /// Pids that have an AT-SPI application, refreshed by list/observe.
+    a11y_pids: Mutex<HashSet<u32>>,
+}
+
+impl LinuxBackend {
+    pub async fn connect(session: &Session) -> GuiResult<Self> {
+        let display = session.get("DISPLAY").map(str::to_string).ok_or_else(|| {
+            GuiError::unavailable(format!(
+                "no X11 display found (looked in {}); start lsm inside the graphical session",
+                session.looked.join(", ")
+            ))
+        })?;
+        let d = display.clone();
+        let x11 = tokio::time::timeout(
+            X11_TIMEOUT,
+            tokio::task::spawn_blocking(move || X11::connect(Some(&d))),
+        )
+        .await
+        .map_err(|_| GuiError::unavailable(format!("connecting to X display {display} timed out")))?
+        .map_err(|e| GuiError::backend(format!("X11 connect task failed: {e}")))??;
+        let bus = session.get("AT_SPI_BUS_ADDRESS").map(str::to_string);
+        let (atspi, atspi_error) = match Atspi::connect(bus.as_deref()).await {
+            Ok(a) => (Some(a), None),
+            Err(e) => {
+                tracing::warn!("AT-SPI unavailable, coordinates only: {e}");
+                (None, Some(e.message))
+            }
+        };
+        Ok(Self {
+            x11: Arc::new(Mutex::new(x11)),
+            atspi,
+            atspi_error,
+            display,
+            a11y_pids: Mutex::default(),
+        })
+    }
+
+    /// Runs blocking X11 work off the async threads, bounded in time.
+    async fn x<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&X11) -> GuiResult<T> + Send + 'static,
+    ) -> GuiResult<T> {
+        let x11 = self.x11.clone();
+        let task = tokio::task::spawn_blocking(move || {
+            let guard = x11.lock().unwrap_or_else(|p| p.into_inner());
+            f(&guard)
+        });
+        match tokio::time::timeout(X11_TIMEOUT, task).await {
+            Ok(Ok(r)) => r,
+            Ok(Err(e)) => Err(GuiError::backend(format!("X11 task failed: {e}"))),
+            Err(_) => Err(GuiError::timeout("the X11 request")),
+        }
+    }
+
+    fn atspi(&self) -> GuiResult<&Atspi> {
+        self.atspi.as_ref().ok_or_else(|| {
+            GuiError::new(
+                ErrorCode::UnsupportedAction,
+                format!(
+                    "accessibility (AT-SPI) is not available: {}; use x/y coordinates",
+                    self.atspi_error.as_deref().unwrap_or("not connected")
+                ),
+            )
+        })
+    }
+
+    async fn refresh_a11y_pids(&self) -> HashSet<u32> {
+        let pids: HashSet<u32> = match &self.atspi {
+            Some(a) => a
+                .applications()
+                .await
+                .map(|apps| apps.iter().filter_map(|a| a.pid).collect())
+                .unwrap_or_default(),
+            None => HashSet::new(),
+        };
+        *self.a11y_pids.lock().unwrap_or_else(|p| p.into_inner()) = pids.clone();
+        pids
+    }
+
+    fn info_of(&self, w: &X11Window, a11y: &HashSet<u32>) -> WindowInfo {
+        WindowInfo {
+            window_id: format_window_id(w.id),
+            title: w.title.clone(),
+            app: app_name(w),
+            pid: w.pid,
+            bounds: w.bounds,
+            focused: w.focused,
+            minimized: w.minimized,
+            accessible: w.pid.is_some_and(|p| a11y.contains(&p)),
+        }
+    }
+
+    async fn x11_window(&self, window_id: &str) -> GuiResult<X11Window> {
+        let xid = parse_window_id(window_id)?;
+        self.x(move |x| x.window(xid))
+            .await?
+            .ok_or_else(|| GuiError::window_not_found(window_id))
+    }
+
+    /// The AT-SPI frame of an X11 window: same process, then same title, then best geometry.
+    async fn find_frame(&self, win: &X11Window) -> GuiResult<Option<(FrameInfo, CoordRule)>> {
+        let (Some(atspi), Some(pid)) = (&self.atspi, win.pid) else {
+            return Ok(None);
+        };
+        let apps = atspi.applications().await?;
+        for app in apps.iter().filter(|a| a.pid == Some(pid)) {
+            let rule = CoordRule::for_toolkit(&app.toolkit, &app.toolkit_version);
+            let frames = atspi.frames(&app.obj).await?;
+            if let Some(f) = pick_frame(&frames, win) {
+                return Ok(Some((f.clone(), rule)));
+            }
+        }
+        Ok(None)
+    }
+
+    /// Re-reads an element and checks it is still the same control.
+    async fn verify(&self, e: &ElementRef) -> GuiResult<(CoordRule, ObjRef, RawNode)> {
+        let (rule, obj) = decode_native(&e.native)?;
+        let node = self
+            .atspi()?
+            .node(&obj, rule.kind())
+            .await?
+            .ok_or_else(|| stale(e, "it no longer exists"))?;
+        if node.role != e.role {
+            return Err(stale(e, &format!("it is now a {} (was {})", node.role, e.role)));
+        }
+        if node.states.iter().any(|s| s == "defunct") {
+            return Err(stale(e, "it is defunct"));
+        }
+        Ok((rule, obj, node))
+    }
+
+    /// Current on-screen centre of an element, checked to be inside the window.
+    async fn element_point(&self, win: &X11Window, e: &ElementRef) -> GuiResult<Point> {
+        let (rule, _obj, node) = self.verify(e).await?;
+        let ext = node.extents.filter(|r| !r.is_empty()).ok_or_else(|| {
+            GuiError::new(
+                ErrorCode::OutOfBounds,
+                format!("element {} has no on-screen area to point at", e.id),
+            )
+        })?;
+        let (dx, dy) = rule.offset(win);
+        let rel = ext.translate(dx, dy);
+        let visible = Rect::new(0, 0, win.bounds.width, win.bounds.height)
+            .intersect(&rel)
+            .ok_or_else(|| {
+                GuiError::new(
+                    ErrorCode::OutOfBounds,
+                    format!(
+                        "element {} is outside the visible window area (scroll it into view first)",
+                        e.id
+                    ),
+                )
+            })?;
+        Ok(visible.center().offset(win.bounds.x, win.bounds.y))
+    }
+
+    async fn screen_point(&self, win: &X11Window, t: &Target) -> GuiResult<Point> {
+        match t {
+            Target::Point(p) => Ok(p.offset(win.bounds.x, win.bounds.y)),
+            Target::Element(e) => self.element_point(win, e).await,
+        }
+    }
+
+    /// Raises and focuses the window so input reaches it; says so when focus is unconfirmed.
+    async fn activate(&self, win: &X11Window) -> GuiResult<Option<String>> {
+        let id = win.id;
+        let ok = self.x(move |x| x.activate(id)).await?;
+        Ok((!ok).then(|| "the window did not confirm focus; input may have gone elsewhere".to_string()))
+    }
+}
+
+fn stale(e: &ElementRef, why: &str) -> GuiError {
+    GuiError::new(
+        ErrorCode::ElementStale,
+        format!(
+            "element {} ({} {:?}) is stale: {why}; call gui_state again",
+            e.id, e.role, e.name
+        ),
+    )
+}
+
+fn app_name(w: &X11Window) -> String {
+    if !w.instance.is_empty() {
+        return w.instance.clone();
+    }
+    w.pid
+        .and_then(|p| std::fs::read_to_string(format!("/proc/{p}/comm")).ok())
+        .map(|s| s.trim().to_string())
+        .unwrap_or_default()
+}
+
+fn pick_frame<'a>(frames: &'a [FrameInfo], win: &X11Window) -> Option<&'a FrameInfo> {
+    let titled: Vec<&FrameInfo> = frames.iter().filter(|f| f.name == win.title).collect();
+    let pool: Vec<&FrameInfo> = if titled.is_empty() {
+        frames.iter().collect()
+    } else {
+        titled
+    };
+    if pool.len() <= 1 {
+        return pool.first().copied();
+    }
+    // Several candidates: prefer the active one, then the closest screen size.
+    pool.iter().copied().min_by_key(|f| {
+        let active = f.states.iter().any(|s| s == "active");
+        let size_diff = f
+            .screen_extents
+            .map(|r| (r.width - win.bounds.width).abs() + (r.height - win.bounds.height).abs())
+            .unwrap_or(i32::MAX / 2);
+        (!active, size_diff)
+    })
+}
+
+fn to_raw_element(n: RawNode, rule: CoordRule, offset: (i32, i32)) -> RawElement {
+    RawElement {
+        native: encode_native(rule, &n.obj),
+        parent: n.parent,
+        depth: n.depth,
+        role: n.role,
+        name: n.name,
+        description: n.description,
+        value: n.value,
+        states: n.states,
+        actions: n.actions,
+        bounds: n
+            .extents
+            .filter(|r| !r.is_empty())
+            .map(|r| r.translate(offset.0, offset.1)),
+    }
+}
+
+#[async_trait]
+impl DesktopBackend for LinuxBackend {
+    fn info(&self) -> BackendInfo {
+        let mut capabilities = vec!["windows", "screenshot", "raw_input", "unicode_typing"];
+        if self.atspi.is_some() {
+            capabilities.extend(["accessibility", "semantic_actions", "set_value"]);
+        }
+        BackendInfo {
+            name: "linux-x11".into(),
+            platform: "linux".into(),
+            session: "x11".into(),
+            capabilities: capabilities.into_iter().map(String::from).collect(),
+            notes: std::iter::once(format!("display {}", self.display))
+                .chain(
+                    self.atspi_error
+                        .iter()
+                        .map(|e| format!("AT-SPI unavailable: {e}")),
+                )
+                .collect(),
+        }
+    }
+
+    async fn list_windows(&self) -> GuiResult<Vec<WindowInfo>> {
+        let (windows, pids) = tokio::join!(self.x(|x| x.list_windows()), self.refresh_a11y_pids());
+        Ok(windows?.iter().map(|w| self.info_of(w, &pids)).collect())
+    }
+
+    async fn window(&self, window_id: &str) -> GuiResult<WindowInfo> {
+        let w = self.x11_window(window_id).await?;
+        let pids = self.a11y_pids.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        Ok(self.info_of(&w, &pids))
+    }
+
+    async fn observe(&self, window_id: &str, req: &ObserveRequest) -> GuiResult<Snapshot> {
+        let win = self.x11_window(window_id).await?;
+        let deadline = Instant::now() + req.walk_budget;
+        let xid = win.id;
+        let capture = async {
+            if req.screenshot {
+                self.x(move |x| x.capture(xid)).await.map(Some)
+            } else {
+                Ok(None)
+            }
+        };
+        let walk =
+            async {
+                if !req.include_elements {
+                    return Ok((Vec::new(), false, None, Vec::new()));
+                }
+                let mut notes = Vec::new();
+                let Some((frame, rule)) = self.find_frame(&win).await? else {
+                    notes.push(match &self.atspi {
+                        None => "no accessibility bus: elements unavailable, use x/y with the screenshot"
+                            .to_string(),
+                        Some(_) => "no accessibility tree found for this window: use x/y with the screenshot"
+                            .to_string(),
+                    });
+                    return Ok((Vec::new(), false, None, notes));
+                };
+                let opts = WalkOptions {
+                    max_elements: req.max_elements,
+                    max_depth: req.max_depth,
+                    deadline,
+                    coords: rule.kind(),
+                };
+                let res = self.atspi()?.walk(&frame.obj, &opts).await?;
+                let offset = rule.offset(&win);
+                let elements = res
+                    .nodes
+                    .into_iter()
+                    .map(|n| to_raw_element(n, rule, offset))
+                    .collect();
+                GuiResult::Ok((elements, res.truncated, res.truncated_reason, notes))
+            };
+        let (shot, walked, pids) = tokio::join!(capture, walk, self.refresh_a11y_pids());
+        let (elements, truncated, truncated_reason, mut notes) = walked?;
+        let screenshot = shot?.map(|c| Screenshot {
+            image: c.image,
+            occluded: c.occluded,
+        });
+        if screenshot.as_ref().is_some_and(|s| s.occluded) {
+            notes.push("another window overlaps this one and no compositor runs: covered parts of the screenshot show that window".into());
+        }
+        if win.minimized {
+            notes.push("the window is minimized: focus it first".into());
+        }
+        Ok(Snapshot {
+            window: self.info_of(&win, &pids),
+            elements,
+            truncated,
+            truncated_reason,
+            screenshot,
+            notes,
+        })
+    }
+
+    async fn perform(&self, window: &WindowInfo, action: &BackendAction) -> GuiResult<ActionOutcome> {
+        let win = self.x11_window(&window.window_id).await?;
+        match action {
+            BackendAction::Click {
+                target,
+                button,
+                count,
+            } => {
+                if let (Target::Element(e), MouseButton::Left, 1) = (target, button, count) {
+                    let (_, obj, node) = self.verify(e).await?;
+                    if !node.actions.is_empty() {
+                        if let Some(name) = self.atspi()?.do_action(&obj, PRESS_ACTIONS, false).await? {
+                            return Ok(ActionOutcome::new(format!("atspi_action:{name}")));
+                        }
+                    }
+                }
+                let p = self.screen_point(&win, target).await?;
+                let note = self.activate(&win).await?;
+                let (b, n) = (*button, *count);
+                self.x(move |x| x.click(p, b, n)).await?;
+                Ok(with_note(ActionOutcome::new("xtest"), note))
+            }
+            BackendAction::Move { target } => {
+                let p = self.screen_point(&win, target).await?;
+                self.x(move |x| x.pointer_move(p)).await?;
+                Ok(ActionOutcome::new("xtest"))
+            }
+            BackendAction::Scroll {
+                target,
+                delta_x,
+                delta_y,
+            } => {
+                let p = match target {
+                    Some(t) => self.screen_point(&win, t).await?,
+                    None => win.bounds.center(),
+                };
+                let note = self.activate(&win).await?;
+                let (dx, dy) = (*delta_x, *delta_y);
+                self.x(move |x| x.scroll(p, dx, dy)).await?;
+                Ok(with_note(ActionOutcome::new("xtest"), note))
+            }
+            BackendAction::Drag { from, to, button } => {
+                let a = self.screen_point(&win, from).await?;
+                let b = to.offset(win.bounds.x, win.bounds.y);
+                let note = self.activate(&win).await?;
+                let button = *button;
+                self.x(move |x| x.drag(a, b, button)).await?;
+                Ok(with_note(ActionOutcome::new("xtest"), note))
+            }
+            BackendAction::Type { element, text } => {
+                let note = self.activate(&win).await?;
+                if let Some(e) = element {
+                    let (_, obj, _) = self.verify(e).await?;
+                    if !self.atspi()?.grab_focus(&obj).await? {
+                        let p = self.element_point(&win, e).await?;
+                        self.x(move |x| x.click(p, MouseButton::Left, 1)).await?;
+                    }
+                }
+                let text = text.clone();
+                self.x(move |x| x.type_text(&text)).await?;
+                Ok(with_note(ActionOutcome::new("xtest_type"), note))
+            }
+            BackendAction::Key { combo } => {
+                let note = self.activate(&win).await?;
+                let combo = combo.clone();
+                self.x(move |x| x.key_combo(&combo)).await?;
+                Ok(with_note(ActionOutcome::new("xtest"), note))
+            }
+            BackendAction::SetValue { element, value } => {
+                let (_, obj, node) = self.verify(element).await?;
+                let atspi = self.atspi()?;
+                if node.interfaces.iter().any(|i| i == "EditableText") {
+                    if atspi.set_text(&obj, value).await? {
+                        return Ok(ActionOutcome::new("editable_text"));
+                    }
+                    return Err(GuiError::backend(format!(
+                        "element {} refused the new text",
+                        element.id
+                    )));
+                }
+                if node.interfaces.iter().any(|i| i == "Value") {
+                    let v: f64 = value.trim().parse().map_err(|_| {
+                        GuiError::invalid(format!(
+                            "element {} takes a number; {value:?} is not one",
+                            element.id
+                        ))
+                    })?;
+                    if atspi.set_numeric_value(&obj, v).await? {
+                        return Ok(ActionOutcome::new("value"));
+                    }
+                    return Err(GuiError::backend(format!(
+                        "element {} refused the value",
+                        element.id
+                    )));
+                }
+                Err(GuiError::new(
+                    ErrorCode::UnsupportedAction,
+                    format!(
+                        "element {} ({}) has neither editable text nor a numeric value; click it or type instead",
+                        element.id, element.role
+                    ),
+                ))
+            }
+            BackendAction::Focus { element } => {
+                let note = self.activate(&win).await?;
+                match element {
+                    None => Ok(with_note(ActionOutcome::new("x11_activate"), note)),
+                    Some(e) => {
+                        let (_, obj, _) = self.verify(e).await?;
+                        if self.atspi()?.grab_focus(&obj).await? {
+                            Ok(with_note(ActionOutcome::new("atspi_grab_focus"), note))
+                        } else {
+                            let p = self.element_point(&win, e).await?;
+                            self.x(move |x| x.click(p, MouseButton::Left, 1)).await?;
+                            Ok(with_note(ActionOutcome::new("xtest"), note))
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn with_note(o: ActionOutcome, note: Option<String>) -> ActionOutcome {
+    match note {
+        Some(n) => o.with_detail(n),
+        None => o,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn window_ids_round_trip_and_reject_garbage() {
+        assert_eq!(
+            parse_window_id(&format_window_id(0x1a00007)).ok(),
+            Some(0x1a00007)
+        );
+        for bad in ["", "0x", "0x0", "123", "0xzz", "0x1ffffffff"] {
+            assert_eq!(
+                parse_window_id(bad).map_err(|e| e.code),
+                Err(ErrorCode::WindowNotFound),
+                "{bad}"
+            );
+        }
+    }
+
+    #[test]
+    fn toolkit_rules() {
+        assert_eq!(CoordRule::for_toolkit("GTK", "3.24.38"), CoordRule::Screen);
+        assert_eq!(CoordRule::for_toolkit("GTK", "4.8.3"), CoordRule::Surface);
+        assert_eq!(CoordRule::for_toolkit("Qt", "5.15.8"), CoordRule::Screen);
+        let obj = ObjRef {
+            bus: ":1.5".into(),
+            path: "/org/a11y/atspi/accessible/12".into(),
+        };
+        let (rule, back) = decode_native(&encode_native(CoordRule::Surface, &obj)).expect("round trip");
+        assert_eq!((rule, back), (CoordRule::Surface, obj));
+    }
+}

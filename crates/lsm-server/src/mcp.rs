@@ -1,0 +1,192 @@
+//! The MCP face: translates tool calls into `GuiService` calls and results into MCP content.
+
+use crate::machines::Machines;
+use crate::tools::{self, GUI_ACTION, GUI_LIST, GUI_STATE};
+use base64::Engine;
+use lsm_core::outline;
+use lsm_core::{ActionRequest, ErrorCode, GuiError, GuiResult, StateRequest};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation, JsonObject,
+    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
+use serde_json::{json, Value};
+use std::sync::Arc;
+
+/// One MCP session's handler. Cheap to clone: all state lives in `Machines`.
+#[derive(Clone)]
+pub struct LsmMcp {
+    machines: Arc<Machines>,
+}
+
+const INSTRUCTIONS: &str = "Operate desktop applications: gui_list -> gui_state(window_id) -> \
+gui_action(window_id, state_id, actions) -> gui_state again. Prefer element_id over x/y. A state_id \
+is single-use and expires after 30 s; coordinates are window-relative logical pixels, the same as the \
+screenshot's pixels. On an error, follow its message (usually: call gui_state again).";
+
+impl LsmMcp {
+    pub fn new(machines: Arc<Machines>) -> Self {
+        Self { machines }
+    }
+
+    async fn dispatch(&self, name: &str, args: &JsonObject) -> GuiResult<CallToolResult> {
+        let machine = opt_string(args, "machine")?;
+        match name {
+            GUI_LIST => {
+                known_fields(args, &["machine"])?;
+                let out = self.machines.get(machine.as_deref())?.list().await?;
+                Ok(success(outline::list_text(&out), to_value(&out)?, None))
+            }
+            GUI_STATE => {
+                known_fields(
+                    args,
+                    &[
+                        "machine",
+                        "window_id",
+                        "screenshot",
+                        "include_elements",
+                        "max_elements",
+                        "max_depth",
+                    ],
+                )?;
+                let request = StateRequest {
+                    window_id: req_string(args, "window_id")?,
+                    screenshot: opt_bool(args, "screenshot")?.unwrap_or(true),
+                    include_elements: opt_bool(args, "include_elements")?.unwrap_or(true),
+                    max_elements: opt_count(args, "max_elements")?,
+                    max_depth: opt_count(args, "max_depth")?,
+                };
+                let mut out = self.machines.get(machine.as_deref())?.state(request).await?;
+                let image = out.image_png.take();
+                Ok(success(outline::state_text(&out), to_value(&out)?, image))
+            }
+            GUI_ACTION => {
+                known_fields(args, &["machine", "window_id", "state_id", "actions"])?;
+                let request = ActionRequest {
+                    window_id: req_string(args, "window_id")?,
+                    state_id: req_string(args, "state_id")?,
+                    actions: args
+                        .get("actions")
+                        .cloned()
+                        .ok_or_else(|| GuiError::invalid("actions is required"))?,
+                };
+                let out = self.machines.get(machine.as_deref())?.action(request).await?;
+                Ok(success(outline::action_text(&out), to_value(&out)?, None))
+            }
+            other => Err(GuiError::new(
+                ErrorCode::UnsupportedAction,
+                format!("unknown tool {other:?}; tools are gui_list, gui_state, gui_action"),
+            )),
+        }
+    }
+}
+
+fn to_value<T: serde::Serialize>(v: &T) -> GuiResult<Value> {
+    serde_json::to_value(v).map_err(|e| GuiError::backend(format!("serialising the result: {e}")))
+}
+
+fn success(text: String, structured: Value, png: Option<Vec<u8>>) -> CallToolResult {
+    let mut result = CallToolResult::structured(structured);
+    result.content = vec![ContentBlock::text(text)];
+    if let Some(png) = png {
+        result.content.push(ContentBlock::image(
+            base64::engine::general_purpose::STANDARD.encode(png),
+            "image/png",
+        ));
+    }
+    result
+}
+
+/// Every failure is a tool result with `isError`, a stable code and what to do next.
+pub fn error_result(e: &GuiError) -> CallToolResult {
+    let mut body = json!({"code": e.code, "message": e.message});
+    if let Some(d) = &e.details {
+        body["details"] = d.clone();
+    }
+    let mut result = CallToolResult::structured_error(json!({ "error": body }));
+    result.content = vec![ContentBlock::text(format!("{}: {}", e.code, e.message))];
+    result
+}
+
+fn known_fields(args: &JsonObject, known: &[&str]) -> GuiResult<()> {
+    match args.keys().find(|k| !known.contains(&k.as_str())) {
+        Some(k) => Err(GuiError::invalid(format!(
+            "unknown argument {k:?}; arguments are {}",
+            known.join(", ")
+        ))),
+        None => Ok(()),
+    }
+}
+
+fn opt_string(args: &JsonObject, name: &str) -> GuiResult<Option<String>> {
+    match args.get(name) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s.clone())),
+        Some(_) => Err(GuiError::invalid(format!("{name} must be a string"))),
+    }
+}
+
+fn req_string(args: &JsonObject, name: &str) -> GuiResult<String> {
+    opt_string(args, name)?
+        .filter(|s| !s.is_empty())
+        .ok_or_else(|| GuiError::invalid(format!("{name} is required (a non-empty string)")))
+}
+
+fn opt_bool(args: &JsonObject, name: &str) -> GuiResult<Option<bool>> {
+    match args.get(name) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Bool(b)) => Ok(Some(*b)),
+        Some(_) => Err(GuiError::invalid(format!("{name} must be true or false"))),
+    }
+}
+
+fn opt_count(args: &JsonObject, name: &str) -> GuiResult<Option<u64>> {
+    match args.get(name) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Number(n)) => match (n.as_u64(), n.as_f64()) {
+            (Some(v), _) => Ok(Some(v)),
+            (None, Some(f)) if f.is_finite() && f >= 0.0 && f.fract() == 0.0 => Ok(Some(f as u64)),
+            _ => Err(GuiError::invalid(format!(
+                "{name} must be a non-negative whole number"
+            ))),
+        },
+        Some(_) => Err(GuiError::invalid(format!("{name} must be a number"))),
+    }
+}
+
+impl ServerHandler for LsmMcp {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(
+                Implementation::new("lsm", env!("CARGO_PKG_VERSION")).with_title("local-shell-mcp"),
+            )
+            .with_instructions(INSTRUCTIONS)
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, McpError> {
+        Ok(ListToolsResult::with_all_items(tools::all()))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        let args = request.arguments.unwrap_or_default();
+        let started = std::time::Instant::now();
+        let result = match self.dispatch(&request.name, &args).await {
+            Ok(r) => r,
+            Err(e) => {
+                tracing::info!(tool = %request.name, code = %e.code, "tool error: {}", e.message);
+                error_result(&e)
+            }
+        };
+        tracing::debug!(tool = %request.name, ms = started.elapsed().as_millis() as u64, "tool call");
+        Ok(CallToolResponse::Complete(result))
+    }
+}

@@ -1,0 +1,144 @@
+//! Tool definitions: names, descriptions, JSON Schemas and annotations of the three MCP tools.
+//! The argument structs exist for their schemas; arguments are parsed leniently by hand in
+//! `mcp.rs` so a malformed call gets a tool error with a stable code, not a protocol error.
+
+use lsm_core::{ActionOutput, ListOutput, StateOutput};
+use rmcp::model::{Tool, ToolAnnotations};
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+#[derive(Deserialize, JsonSchema)]
+#[allow(dead_code)]
+pub struct ListArgs {
+    /// Target machine: omit (or "local") for this machine, else a connected worker's name.
+    pub machine: Option<String>,
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[allow(dead_code)]
+pub struct StateArgs {
+    /// Window from gui_list.
+    pub window_id: String,
+    /// Attach a screenshot of the window (PNG, window-relative logical pixels). Default true.
+    pub screenshot: Option<bool>,
+    /// Include the accessibility elements. Default true.
+    pub include_elements: Option<bool>,
+    /// At most this many elements (default 300, max 1000).
+    pub max_elements: Option<u32>,
+    /// At most this tree depth below the window (default 12, max 20).
+    pub max_depth: Option<u32>,
+    /// Target machine; omit for this machine.
+    pub machine: Option<String>,
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+#[allow(dead_code)]
+pub enum ActionType {
+    Click,
+    DoubleClick,
+    RightClick,
+    Move,
+    Scroll,
+    Drag,
+    Type,
+    Key,
+    SetValue,
+    Focus,
+    Wait,
+}
+
+/// One action. Give `element_id` (preferred) or window-relative `x`/`y`.
+#[derive(Deserialize, JsonSchema)]
+#[allow(dead_code)]
+pub struct ActionArg {
+    #[serde(rename = "type")]
+    pub kind: ActionType,
+    /// Element id from the same gui_state result (e.g. "e17").
+    pub element_id: Option<String>,
+    /// Window-relative logical x (click, double_click, right_click, move, scroll, drag start).
+    pub x: Option<f64>,
+    pub y: Option<f64>,
+    /// Drag end point, window-relative.
+    pub to_x: Option<f64>,
+    pub to_y: Option<f64>,
+    /// Text for `type` (any Unicode, up to 4096 bytes).
+    pub text: Option<String>,
+    /// Key combo for `key`, e.g. "ctrl+shift+t", "alt+F4", "Return".
+    pub keys: Option<String>,
+    /// Seconds for `wait` (total per call at most 30).
+    pub seconds: Option<f64>,
+    /// Wheel clicks for `scroll`; positive is right.
+    pub delta_x: Option<i32>,
+    /// Wheel clicks for `scroll`; positive is down.
+    pub delta_y: Option<i32>,
+    /// New value for `set_value` (text or number).
+    pub value: Option<serde_json::Value>,
+    /// "left" (default), "right" or "middle".
+    pub button: Option<String>,
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[allow(dead_code)]
+pub struct ActionArgs {
+    /// The window observed by gui_state.
+    pub window_id: String,
+    /// From gui_state; single use, expires after 30 s.
+    pub state_id: String,
+    /// 1 to 32 actions, run in order; the first failure stops the rest.
+    pub actions: Vec<ActionArg>,
+    /// Target machine; omit for this machine.
+    pub machine: Option<String>,
+}
+
+pub const GUI_LIST: &str = "gui_list";
+pub const GUI_STATE: &str = "gui_state";
+pub const GUI_ACTION: &str = "gui_action";
+
+pub fn all() -> Vec<Tool> {
+    vec![
+        Tool::new(
+            GUI_LIST,
+            "List the visible application windows of a machine (window_id, title, app, pid, bounds, focus) \
+             and the native backend with its capabilities. Start here.",
+            rmcp::model::JsonObject::new(),
+        )
+        .with_input_schema::<ListArgs>()
+        .with_output_schema::<ListOutput>()
+        .with_title("List desktop windows")
+        .with_annotations(
+            ToolAnnotations::with_title("List desktop windows").read_only(true).idempotent(true).open_world(false),
+        ),
+        Tool::new(
+            GUI_STATE,
+            "Observe one window: returns a single-use state_id (valid 30 s), its accessibility elements \
+             (id like e17, role, name, value, states, actions, bounds in window-relative logical pixels) \
+             and a screenshot in the same coordinate space. Call it before every gui_action.",
+            rmcp::model::JsonObject::new(),
+        )
+        .with_input_schema::<StateArgs>()
+        .with_output_schema::<StateOutput>()
+        .with_title("Observe a window")
+        .with_annotations(
+            ToolAnnotations::with_title("Observe a window").read_only(true).idempotent(false).open_world(false),
+        ),
+        Tool::new(
+            GUI_ACTION,
+            "Act on the window observed by gui_state: click, double_click, right_click, move, scroll, drag, \
+             type, key, set_value, focus, wait. Prefer element_id (activated through the accessibility API); \
+             use window-relative x/y only where no element fits. The state_id is consumed; coordinate actions \
+             are refused if the window moved or resized since the observation. Observe again afterwards.",
+            rmcp::model::JsonObject::new(),
+        )
+        .with_input_schema::<ActionArgs>()
+        .with_output_schema::<ActionOutput>()
+        .with_title("Act on a window")
+        .with_annotations(
+            ToolAnnotations::with_title("Act on a window")
+                .read_only(false)
+                .destructive(true)
+                .idempotent(false)
+                .open_world(false),
+        ),
+    ]
+}
