@@ -1,0 +1,268 @@
+//! The state contract of `LocalGui`, checked against a scripted fake backend.
+
+use async_trait::async_trait;
+use lsm_core::*;
+use serde_json::json;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+#[derive(Default)]
+struct Fake {
+    bounds: Mutex<Option<Rect>>,
+    performed: Mutex<Vec<BackendAction>>,
+    fail_on: Mutex<Option<usize>>,
+}
+
+fn window(bounds: Rect) -> WindowInfo {
+    WindowInfo {
+        window_id: "0x1".into(),
+        title: "fake".into(),
+        app: "fake".into(),
+        pid: Some(1),
+        bounds,
+        focused: true,
+        minimized: false,
+        accessible: true,
+    }
+}
+
+#[async_trait]
+impl DesktopBackend for Fake {
+    fn info(&self) -> BackendInfo {
+        BackendInfo {
+            name: "fake".into(),
+            platform: "test".into(),
+            session: "none".into(),
+            capabilities: vec![],
+            notes: vec![],
+        }
+    }
+    async fn list_windows(&self) -> GuiResult<Vec<WindowInfo>> {
+        Ok(self.bounds.lock().unwrap().map(window).into_iter().collect())
+    }
+    async fn window(&self, id: &str) -> GuiResult<WindowInfo> {
+        match *self.bounds.lock().unwrap() {
+            Some(b) if id == "0x1" => Ok(window(b)),
+            _ => Err(GuiError::window_not_found(id)),
+        }
+    }
+    async fn observe(&self, id: &str, _r: &ObserveRequest) -> GuiResult<Snapshot> {
+        let w = self.window(id).await?;
+        let el = |native: &str, role: &str, parent: Option<usize>| RawElement {
+            native: native.into(),
+            parent,
+            depth: parent.map_or(0, |_| 1),
+            role: role.into(),
+            name: native.into(),
+            description: String::new(),
+            value: None,
+            states: vec![],
+            actions: vec!["click".into()],
+            bounds: Some(Rect::new(1, 1, 10, 10)),
+        };
+        Ok(Snapshot {
+            window: w,
+            elements: vec![el("root", "frame", None), el("ok", "push_button", Some(0))],
+            truncated: false,
+            truncated_reason: None,
+            screenshot: Some(Screenshot {
+                image: RgbaImage::new(2, 1, vec![0; 8])?,
+                occluded: false,
+            }),
+            notes: vec![],
+        })
+    }
+    async fn perform(&self, _w: &WindowInfo, a: &BackendAction) -> GuiResult<ActionOutcome> {
+        let mut done = self.performed.lock().unwrap();
+        if *self.fail_on.lock().unwrap() == Some(done.len()) {
+            return Err(GuiError::new(ErrorCode::ElementStale, "gone"));
+        }
+        done.push(a.clone());
+        Ok(ActionOutcome::new("fake"))
+    }
+}
+
+struct Conn(Arc<Fake>);
+
+#[async_trait]
+impl BackendConnector for Conn {
+    async fn connect(&self) -> GuiResult<Arc<dyn DesktopBackend>> {
+        Ok(self.0.clone())
+    }
+    fn unavailable_info(&self) -> BackendInfo {
+        self.0.info()
+    }
+}
+
+fn setup(ttl: Duration) -> (Arc<Fake>, LocalGui) {
+    let fake = Arc::new(Fake::default());
+    *fake.bounds.lock().unwrap() = Some(Rect::new(100, 100, 200, 100));
+    let limits = Limits {
+        state_ttl: ttl,
+        ..Limits::default()
+    };
+    (fake.clone(), LocalGui::new("local", limits, Arc::new(Conn(fake))))
+}
+
+async fn observe(gui: &LocalGui) -> StateOutput {
+    gui.state(StateRequest {
+        window_id: "0x1".into(),
+        screenshot: true,
+        include_elements: true,
+        ..Default::default()
+    })
+    .await
+    .expect("observe")
+}
+
+async fn act(
+    gui: &LocalGui,
+    state: &str,
+    window: &str,
+    actions: serde_json::Value,
+) -> GuiResult<ActionOutput> {
+    gui.action(ActionRequest {
+        window_id: window.into(),
+        state_id: state.into(),
+        actions,
+    })
+    .await
+}
+
+#[tokio::test]
+async fn observation_numbers_elements_and_links_parents() {
+    let (_, gui) = setup(Duration::from_secs(30));
+    let s = observe(&gui).await;
+    assert_eq!(
+        s.elements.iter().map(|e| e.id.as_str()).collect::<Vec<_>>(),
+        ["e0", "e1"]
+    );
+    assert_eq!(s.elements[1].parent.as_deref(), Some("e0"));
+    assert!(s.image_png.as_ref().is_some_and(|p| p.starts_with(b"\x89PNG")));
+    assert_eq!((s.coordinate_space.width, s.coordinate_space.height), (200, 100));
+}
+
+#[tokio::test]
+async fn element_click_runs_and_state_is_then_consumed() {
+    let (fake, gui) = setup(Duration::from_secs(30));
+    let s = observe(&gui).await;
+    let out = act(
+        &gui,
+        &s.state_id,
+        "0x1",
+        json!([{"type": "click", "element_id": "e1"}]),
+    )
+    .await
+    .expect("ok");
+    assert_eq!(out.results.len(), 1);
+    assert!(
+        matches!(&fake.performed.lock().unwrap()[0], BackendAction::Click { target: Target::Element(e), .. } if e.native == "ok")
+    );
+    let again = act(&gui, &s.state_id, "0x1", json!([{"type": "wait", "seconds": 0}])).await;
+    assert_eq!(again.expect_err("reuse").code, ErrorCode::StateConsumed);
+}
+
+#[tokio::test]
+async fn contract_failures_have_their_codes() {
+    let (fake, gui) = setup(Duration::from_secs(30));
+    let code = |r: GuiResult<ActionOutput>| r.expect_err("must fail").code;
+    let s = observe(&gui).await;
+    assert_eq!(
+        code(act(&gui, &s.state_id, "0x2", json!([{"type": "focus"}])).await),
+        ErrorCode::WindowMismatch
+    );
+    let s = observe(&gui).await;
+    assert_eq!(
+        code(
+            act(
+                &gui,
+                &s.state_id,
+                "0x1",
+                json!([{"type": "click", "element_id": "e9"}])
+            )
+            .await
+        ),
+        ErrorCode::ElementNotFound
+    );
+    let s = observe(&gui).await;
+    assert_eq!(
+        code(
+            act(
+                &gui,
+                &s.state_id,
+                "0x1",
+                json!([{"type": "click", "x": 200, "y": 5}])
+            )
+            .await
+        ),
+        ErrorCode::OutOfBounds
+    );
+    let s = observe(&gui).await;
+    assert_eq!(
+        code(
+            act(
+                &gui,
+                &s.state_id,
+                "0x1",
+                json!([{"type": "click", "x": -1, "y": 5}])
+            )
+            .await
+        ),
+        ErrorCode::OutOfBounds
+    );
+    // Moved window: coordinate actions are refused, nothing runs.
+    let s = observe(&gui).await;
+    *fake.bounds.lock().unwrap() = Some(Rect::new(101, 100, 200, 100));
+    assert_eq!(
+        code(
+            act(
+                &gui,
+                &s.state_id,
+                "0x1",
+                json!([{"type": "click", "x": 5, "y": 5}])
+            )
+            .await
+        ),
+        ErrorCode::WindowChanged
+    );
+    assert!(fake.performed.lock().unwrap().is_empty());
+    // Gone window.
+    let s = observe(&gui).await;
+    *fake.bounds.lock().unwrap() = None;
+    assert_eq!(
+        code(act(&gui, &s.state_id, "0x1", json!([{"type": "focus"}])).await),
+        ErrorCode::WindowNotFound
+    );
+}
+
+#[tokio::test]
+async fn expired_state_is_refused() {
+    let (_, gui) = setup(Duration::from_millis(1));
+    let s = observe(&gui).await;
+    tokio::time::sleep(Duration::from_millis(5)).await;
+    let e = act(&gui, &s.state_id, "0x1", json!([{"type": "focus"}]))
+        .await
+        .expect_err("expired");
+    assert_eq!(e.code, ErrorCode::StateExpired);
+}
+
+#[tokio::test]
+async fn a_failed_action_reports_its_index_and_what_ran_before() {
+    let (fake, gui) = setup(Duration::from_secs(30));
+    *fake.fail_on.lock().unwrap() = Some(1);
+    let s = observe(&gui).await;
+    let e = act(
+        &gui,
+        &s.state_id,
+        "0x1",
+        json!([{"type": "focus"}, {"type": "click", "element_id": "e1"}, {"type": "focus"}]),
+    )
+    .await
+    .expect_err("second fails");
+    assert_eq!(e.code, ErrorCode::ElementStale);
+    assert!(e.message.starts_with("action 1 (click)"), "{}", e.message);
+    let d = e.details.expect("details");
+    assert_eq!(d["failed_index"], 1);
+    assert_eq!(d["completed"].as_array().map(Vec::len), Some(1));
+    assert_eq!(fake.performed.lock().unwrap().len(), 1);
+}
