@@ -3,8 +3,7 @@
 //! first GUI call.
 
 pub mod atspi;
-// Enabled once the x11 and atspi modules are in (integration in progress).
-// pub mod backend;
+pub mod backend;
 pub mod session;
 pub mod x11;
 
@@ -34,7 +33,7 @@ impl BackendConnector for LinuxConnector {
             };
             return Err(GuiError::unavailable(why));
         }
-        Err(GuiError::unavailable("linux backend not wired yet"))
+        Ok(Arc::new(backend::LinuxBackend::connect(&session).await?))
     }
 
     fn unavailable_info(&self) -> BackendInfo {

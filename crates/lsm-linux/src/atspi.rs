@@ -1,0 +1,1090 @@
+//! The AT-SPI half of the Linux backend: applications, their top-level windows, fast tree walks and
+//! semantic actions over the accessibility bus.
+//!
+//! Every D-Bus call goes through [`Atspi::call`], which bounds it with a timeout: a hung
+//! application must never block a caller. Calls are raw `call_method`s rather than generated
+//! proxies so that replies the `atspi` types reject (unknown roles, states or interfaces from a
+//! newer toolkit) still decode, and so that no proxy property cache or match rule is set up.
+//! `org.freedesktop.DBus.Properties.GetAll` is never used: Qt 5.15 crashes on it.
+
+use ::atspi as at;
+use futures_util::stream::{FuturesUnordered, StreamExt};
+use lsm_core::{ErrorCode, GuiError, GuiResult, Rect};
+use serde::de::DeserializeOwned;
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use zbus::zvariant::{self as zv, OwnedObjectPath, OwnedValue};
+
+/// Bound on every single D-Bus call.
+pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(2);
+/// Bound on the per-application look-ups of `applications()`: a hung app must not slow every listing.
+const APP_INFO_TIMEOUT: Duration = Duration::from_millis(700);
+/// Objects fetched at once during a walk. Each is up to ~6 concurrent calls; the application answers
+/// them in order, so this mostly hides round-trip latency.
+const WALK_CONCURRENCY: usize = 64;
+/// Longest `value` text read from a Text object, in characters.
+const MAX_TEXT_CHARS: i32 = 4096;
+/// Above this many children the list is read by index (only as many as the budget allows): a
+/// `GetChildren` on a huge table makes the application create an accessible for every row.
+const MAX_BULK_CHILDREN: i32 = 512;
+
+const REGISTRY_BUS: &str = "org.a11y.atspi.Registry";
+const ROOT_PATH: &str = "/org/a11y/atspi/accessible/root";
+const NULL_PATH: &str = "/org/a11y/atspi/null";
+const IFACE_ACCESSIBLE: &str = "org.a11y.atspi.Accessible";
+const IFACE_ACTION: &str = "org.a11y.atspi.Action";
+const IFACE_APPLICATION: &str = "org.a11y.atspi.Application";
+const IFACE_COMPONENT: &str = "org.a11y.atspi.Component";
+const IFACE_EDITABLE_TEXT: &str = "org.a11y.atspi.EditableText";
+const IFACE_TEXT: &str = "org.a11y.atspi.Text";
+const IFACE_VALUE: &str = "org.a11y.atspi.Value";
+const IFACE_PROPERTIES: &str = "org.freedesktop.DBus.Properties";
+const IFACE_PREFIX: &str = "org.a11y.atspi.";
+
+/// A reference to one accessible object: D-Bus unique bus name + object path.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct ObjRef {
+    pub bus: String,
+    pub path: String,
+}
+
+impl ObjRef {
+    pub fn new(bus: impl Into<String>, path: impl Into<String>) -> Self {
+        Self {
+            bus: bus.into(),
+            path: path.into(),
+        }
+    }
+
+    /// `"bus|path"`; neither part can contain `|`.
+    pub fn encode(&self) -> String {
+        format!("{}|{}", self.bus, self.path)
+    }
+
+    /// The inverse of [`ObjRef::encode`]; `None` unless both parts are valid D-Bus names.
+    pub fn decode(s: &str) -> Option<ObjRef> {
+        let (bus, path) = s.split_once('|')?;
+        zbus::names::BusName::try_from(bus).ok()?;
+        zv::ObjectPath::try_from(path).ok()?;
+        Some(ObjRef::new(bus, path))
+    }
+
+    fn is_null(&self) -> bool {
+        self.bus.is_empty() || self.path == NULL_PATH
+    }
+}
+
+impl std::fmt::Display for ObjRef {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}{}", self.bus, self.path)
+    }
+}
+
+/// One application registered on the accessibility bus.
+#[derive(Debug, Clone)]
+pub struct AppInfo {
+    /// The application root object.
+    pub obj: ObjRef,
+    pub pid: Option<u32>,
+    pub name: String,
+    /// `ToolkitName`, e.g. "GTK", "Qt"; empty when the application did not say.
+    pub toolkit: String,
+    pub toolkit_version: String,
+}
+
+/// One top-level child of an application (frame, dialog, window, alert, ...).
+#[derive(Debug, Clone)]
+pub struct FrameInfo {
+    pub obj: ObjRef,
+    pub role: String,
+    pub name: String,
+    pub screen_extents: Option<Rect>,
+    pub states: Vec<String>,
+}
+
+/// Which coordinates `Component.GetExtents` is asked for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CoordKind {
+    Screen,
+    Window,
+}
+
+impl CoordKind {
+    fn atspi(self) -> u32 {
+        match self {
+            CoordKind::Screen => 0,
+            CoordKind::Window => 1,
+        }
+    }
+}
+
+/// One accessible object as read from the application.
+#[derive(Debug, Clone)]
+pub struct RawNode {
+    pub obj: ObjRef,
+    /// Index of the parent in the returned Vec.
+    pub parent: Option<usize>,
+    /// The walk root (usually the frame) is 0.
+    pub depth: u32,
+    /// AT-SPI role name in snake_case, e.g. "push_button".
+    pub role: String,
+    pub name: String,
+    pub description: String,
+    /// Text content (at most 4096 characters) for Text objects, else the formatted
+    /// `Value.CurrentValue`, else None. Password fields give one "•" per character.
+    pub value: Option<String>,
+    /// snake_case names of the states that are set.
+    pub states: Vec<String>,
+    /// Action interface action names.
+    pub actions: Vec<String>,
+    /// `Component.GetExtents` in the requested coordinates; None without Component, when empty
+    /// or (-1,-1).
+    pub extents: Option<Rect>,
+    /// Short interface names: "Action", "Text", "Component", ...
+    pub interfaces: Vec<String>,
+    pub child_count: i32,
+}
+
+impl RawNode {
+    pub fn has_state(&self, state: &str) -> bool {
+        self.states.iter().any(|s| s == state)
+    }
+    pub fn has_interface(&self, iface: &str) -> bool {
+        self.interfaces.iter().any(|s| s == iface)
+    }
+}
+
+/// Bounds of a walk.
+#[derive(Debug, Clone)]
+pub struct WalkOptions {
+    pub max_elements: usize,
+    pub max_depth: u32,
+    pub deadline: Instant,
+    pub coords: CoordKind,
+}
+
+#[derive(Debug, Clone)]
+pub struct WalkResult {
+    /// Depth-first pre-order; `parent` indexes into this Vec.
+    pub nodes: Vec<RawNode>,
+    pub truncated: bool,
+    pub truncated_reason: Option<String>,
+}
+
+/// Why one call failed, before it becomes a `GuiError`.
+#[derive(Debug, Clone)]
+enum CallError {
+    Timeout(String),
+    /// The object or its application no longer exists.
+    Gone(String),
+    /// The object does not implement the interface, method or property.
+    Unsupported(String),
+    Other(String),
+}
+
+impl CallError {
+    fn into_gui(self, obj: &ObjRef) -> GuiError {
+        match self {
+            CallError::Timeout(what) => GuiError::timeout(format!("AT-SPI call {what} on {obj}")),
+            CallError::Gone(why) => GuiError::new(
+                ErrorCode::ElementStale,
+                format!("the accessible object {obj} no longer exists ({why}); observe the window again"),
+            ),
+            CallError::Unsupported(why) => GuiError::new(
+                ErrorCode::UnsupportedAction,
+                format!("the accessible object {obj} does not support this ({why})"),
+            ),
+            CallError::Other(why) => GuiError::backend(format!("AT-SPI call on {obj} failed: {why}")),
+        }
+    }
+}
+
+fn classify(what: &str, e: zbus::Error) -> CallError {
+    match e {
+        zbus::Error::MethodError(name, detail, _) => {
+            let msg = format!("{what}: {}{}", name.as_str(), detail.map(|d| format!(": {d}")).unwrap_or_default());
+            match name.as_str() {
+                "org.freedesktop.DBus.Error.UnknownObject"
+                | "org.freedesktop.DBus.Error.ServiceUnknown"
+                | "org.freedesktop.DBus.Error.NameHasNoOwner"
+                | "org.freedesktop.DBus.Error.NoReply"
+                | "org.freedesktop.DBus.Error.Disconnected" => CallError::Gone(msg),
+                "org.freedesktop.DBus.Error.UnknownMethod"
+                | "org.freedesktop.DBus.Error.UnknownInterface"
+                | "org.freedesktop.DBus.Error.UnknownProperty"
+                | "org.freedesktop.DBus.Error.NotSupported"
+                | "org.freedesktop.DBus.Error.PropertyReadOnly" => CallError::Unsupported(msg),
+                _ => CallError::Other(msg),
+            }
+        }
+        other => CallError::Other(format!("{what}: {other}")),
+    }
+}
+
+/// Connection to the accessibility bus. Cheap to clone.
+#[derive(Clone)]
+pub struct Atspi {
+    conn: zbus::Connection,
+    address: String,
+    call_timeout: Duration,
+    /// Application info by unique bus name: it never changes for a given connection.
+    apps: Arc<Mutex<HashMap<String, AppInfo>>>,
+}
+
+impl std::fmt::Debug for Atspi {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Atspi").field("address", &self.address).finish()
+    }
+}
+
+/// What one object fetch produced.
+struct Fetched {
+    node: RawNode,
+    /// Children to visit (empty unless asked for and the node is kept).
+    children: Vec<ObjRef>,
+    /// False when the node is hidden or outside the clip: drop it with its subtree.
+    keep: bool,
+}
+
+/// One completed walk node waiting for the pre-order renumbering.
+struct Slot {
+    node: RawNode,
+    parent: Option<usize>,
+    order: usize,
+    kids: Vec<usize>,
+}
+
+impl Atspi {
+    /// Connects to the accessibility bus at `address`, else `$AT_SPI_BUS_ADDRESS`, else the address
+    /// `org.a11y.Bus.GetAddress` gives on the session bus.
+    pub async fn connect(address: Option<&str>) -> GuiResult<Atspi> {
+        Self::connect_with_timeout(address, DEFAULT_CALL_TIMEOUT).await
+    }
+
+    /// [`Atspi::connect`] with another per-call timeout.
+    pub async fn connect_with_timeout(address: Option<&str>, call_timeout: Duration) -> GuiResult<Atspi> {
+        let env = std::env::var("AT_SPI_BUS_ADDRESS").ok().filter(|a| !a.trim().is_empty());
+        let address = match address.map(str::to_string).or(env) {
+            Some(a) => a,
+            None => Self::address_from_session_bus(call_timeout).await?,
+        };
+        let builder = zbus::connection::Builder::address(address.as_str())
+            .map_err(|e| GuiError::unavailable(format!("bad accessibility bus address {address:?}: {e}")))?;
+        let conn = match tokio::time::timeout(call_timeout * 2, builder.build()).await {
+            Err(_) => {
+                return Err(GuiError::unavailable(format!(
+                    "connecting to the accessibility bus {address} timed out"
+                )))
+            }
+            Ok(Err(e)) => {
+                return Err(GuiError::unavailable(format!(
+                    "cannot connect to the accessibility bus {address}: {e}"
+                )))
+            }
+            Ok(Ok(c)) => c,
+        };
+        Ok(Atspi {
+            conn,
+            address,
+            call_timeout,
+            apps: Arc::default(),
+        })
+    }
+
+    async fn address_from_session_bus(call_timeout: Duration) -> GuiResult<String> {
+        if std::env::var_os("DBUS_SESSION_BUS_ADDRESS").is_none() {
+            return Err(GuiError::unavailable(
+                "no accessibility bus: neither AT_SPI_BUS_ADDRESS nor DBUS_SESSION_BUS_ADDRESS is set",
+            ));
+        }
+        let work = async {
+            let session = zbus::Connection::session().await.map_err(|e| format!("session bus: {e}"))?;
+            let proxy = at::proxy::bus::BusProxy::builder(&session)
+                .cache_properties(zbus::proxy::CacheProperties::No)
+                .build()
+                .await
+                .map_err(|e| format!("org.a11y.Bus proxy: {e}"))?;
+            proxy.get_address().await.map_err(|e| format!("org.a11y.Bus.GetAddress: {e}"))
+        };
+        match tokio::time::timeout(call_timeout * 2, work).await {
+            Err(_) => Err(GuiError::unavailable("asking the session bus for the accessibility bus timed out")),
+            Ok(Err(e)) => Err(GuiError::unavailable(format!("no accessibility bus found: {e}"))),
+            Ok(Ok(a)) if a.trim().is_empty() => {
+                Err(GuiError::unavailable("org.a11y.Bus.GetAddress returned an empty address"))
+            }
+            Ok(Ok(a)) => Ok(a),
+        }
+    }
+
+    /// The accessibility bus address in use.
+    pub fn address(&self) -> &str {
+        &self.address
+    }
+
+    /// The underlying connection, for callers that need another call (keep it bounded).
+    pub fn connection(&self) -> &zbus::Connection {
+        &self.conn
+    }
+
+    // ---------------------------------------------------------------- raw calls
+
+    async fn call_t<B, R>(
+        &self,
+        limit: Duration,
+        dest: &str,
+        path: &str,
+        iface: &str,
+        method: &str,
+        body: &B,
+    ) -> Result<R, CallError>
+    where
+        B: serde::Serialize + zv::DynamicType + Sync,
+        R: zv::Type + DeserializeOwned,
+    {
+        let fut = self.conn.call_method(Some(dest), path, Some(iface), method, body);
+        match tokio::time::timeout(limit, fut).await {
+            Err(_) => Err(CallError::Timeout(format!("{iface}.{method}"))),
+            Ok(Err(e)) => Err(classify(&format!("{iface}.{method}"), e)),
+            Ok(Ok(msg)) => msg
+                .body()
+                .deserialize::<R>()
+                .map_err(|e| CallError::Other(format!("unexpected reply to {iface}.{method}: {e}"))),
+        }
+    }
+
+    async fn call<B, R>(&self, obj: &ObjRef, iface: &str, method: &str, body: &B) -> Result<R, CallError>
+    where
+        B: serde::Serialize + zv::DynamicType + Sync,
+        R: zv::Type + DeserializeOwned,
+    {
+        self.call_t(self.call_timeout, &obj.bus, &obj.path, iface, method, body).await
+    }
+
+    async fn prop_t(&self, limit: Duration, obj: &ObjRef, iface: &str, name: &str) -> Result<OwnedValue, CallError> {
+        self.call_t(limit, &obj.bus, &obj.path, IFACE_PROPERTIES, "Get", &(iface, name)).await
+    }
+
+    async fn prop(&self, obj: &ObjRef, iface: &str, name: &str) -> Result<OwnedValue, CallError> {
+        self.prop_t(self.call_timeout, obj, iface, name).await
+    }
+
+    async fn prop_string(&self, obj: &ObjRef, iface: &str, name: &str) -> Result<String, CallError> {
+        let v = self.prop(obj, iface, name).await?;
+        String::try_from(v).map_err(|e| CallError::Other(format!("{iface}.{name} is not a string: {e}")))
+    }
+
+    async fn prop_int(&self, obj: &ObjRef, iface: &str, name: &str) -> Result<i64, CallError> {
+        let v = self.prop(obj, iface, name).await?;
+        value_as_i64(&v).ok_or_else(|| CallError::Other(format!("{iface}.{name} is not an integer")))
+    }
+
+    async fn prop_f64(&self, obj: &ObjRef, iface: &str, name: &str) -> Result<f64, CallError> {
+        let v = self.prop(obj, iface, name).await?;
+        value_as_f64(&v).ok_or_else(|| CallError::Other(format!("{iface}.{name} is not a number")))
+    }
+
+    async fn children_of(&self, obj: &ObjRef) -> Result<Vec<ObjRef>, CallError> {
+        let list: Vec<(String, OwnedObjectPath)> = self.call(obj, IFACE_ACCESSIBLE, "GetChildren", &()).await?;
+        Ok(list
+            .into_iter()
+            .map(|(bus, path)| ObjRef::new(bus, path.as_str()))
+            .filter(|r| !r.is_null())
+            .collect())
+    }
+
+    /// Children by index, at most `limit` of them (all requests in flight at once).
+    async fn children_by_index(&self, obj: &ObjRef, count: i32, limit: usize) -> Vec<ObjRef> {
+        let n = (count.max(0) as usize).min(limit);
+        let calls = (0..n as i32).map(|i| async move {
+            self.call::<_, (String, OwnedObjectPath)>(obj, IFACE_ACCESSIBLE, "GetChildAtIndex", &(i,))
+                .await
+                .ok()
+                .map(|(bus, path)| ObjRef::new(bus, path.as_str()))
+        });
+        futures_util::future::join_all(calls)
+            .await
+            .into_iter()
+            .flatten()
+            .filter(|r| !r.is_null())
+            .collect()
+    }
+
+    async fn states_of(&self, obj: &ObjRef) -> Result<Vec<String>, CallError> {
+        let words: Vec<u32> = self.call(obj, IFACE_ACCESSIBLE, "GetState", &()).await?;
+        Ok(state_names(&words))
+    }
+
+    async fn role_of(&self, obj: &ObjRef) -> Result<String, CallError> {
+        let role: u32 = self.call(obj, IFACE_ACCESSIBLE, "GetRole", &()).await?;
+        Ok(role_name(role))
+    }
+
+    async fn extents_of(&self, obj: &ObjRef, coords: CoordKind) -> Result<Option<Rect>, CallError> {
+        let (x, y, w, h): (i32, i32, i32, i32) =
+            self.call(obj, IFACE_COMPONENT, "GetExtents", &(coords.atspi(),)).await?;
+        Ok(extents_rect(x, y, w, h))
+    }
+
+    /// Action names; `GetActions` first, the per-index calls for toolkits without it.
+    async fn action_names(&self, obj: &ObjRef) -> Result<Vec<String>, CallError> {
+        match self.call::<_, Vec<(String, String, String)>>(obj, IFACE_ACTION, "GetActions", &()).await {
+            Ok(list) => Ok(list.into_iter().map(|(name, _, _)| name).collect()),
+            Err(CallError::Unsupported(_)) => {
+                let n = self.prop_int(obj, IFACE_ACTION, "NActions").await?.clamp(0, 64) as i32;
+                let names = (0..n).map(|i| async move { self.call::<_, String>(obj, IFACE_ACTION, "GetName", &(i,)).await });
+                futures_util::future::join_all(names).await.into_iter().collect()
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// The text of a Text object, at most [`MAX_TEXT_CHARS`] characters; masked for passwords.
+    async fn text_of(&self, obj: &ObjRef, password: bool) -> Result<String, CallError> {
+        let count = self.prop_int(obj, IFACE_TEXT, "CharacterCount").await?;
+        let end = count.clamp(0, MAX_TEXT_CHARS as i64) as i32;
+        if end == 0 {
+            return Ok(String::new());
+        }
+        if password {
+            // Never copy a password out of the application, only its length.
+            return Ok("•".repeat(end as usize));
+        }
+        let text: String = self.call(obj, IFACE_TEXT, "GetText", &(0i32, end)).await?;
+        // Toolkits count characters differently (UTF-16 units in Qt): cut here as well.
+        Ok(match text.char_indices().nth(MAX_TEXT_CHARS as usize) {
+            Some((i, _)) => text[..i].to_string(),
+            None => text,
+        })
+    }
+
+    async fn value_of(&self, obj: &ObjRef) -> Result<String, CallError> {
+        Ok(format_number(self.prop_f64(obj, IFACE_VALUE, "CurrentValue").await?))
+    }
+
+    /// Reads one object. `None` when it is gone or defunct. `children` asks for the child list
+    /// (at most `child_budget` entries) of kept nodes; `clip` drops nodes lying entirely outside it.
+    async fn fetch(
+        &self,
+        obj: ObjRef,
+        coords: CoordKind,
+        children: bool,
+        child_budget: usize,
+        clip: Option<Rect>,
+    ) -> Result<Option<Fetched>, CallError> {
+        let (role, states, ifaces, name, description, child_count) = tokio::join!(
+            self.role_of(&obj),
+            self.states_of(&obj),
+            self.call::<_, Vec<String>>(&obj, IFACE_ACCESSIBLE, "GetInterfaces", &()),
+            self.prop_string(&obj, IFACE_ACCESSIBLE, "Name"),
+            self.prop_string(&obj, IFACE_ACCESSIBLE, "Description"),
+            self.prop_int(&obj, IFACE_ACCESSIBLE, "ChildCount"),
+        );
+        // Role and states are what the object is: without them there is nothing to report.
+        let states = match states {
+            Ok(s) => s,
+            Err(CallError::Gone(_)) => return Ok(None),
+            Err(e) => return Err(e),
+        };
+        if states.iter().any(|s| s == "defunct") {
+            return Ok(None);
+        }
+        let role = match role {
+            Ok(r) => r,
+            Err(CallError::Gone(_)) => return Ok(None),
+            Err(e) => return Err(e),
+        };
+        let interfaces: Vec<String> = ifaces
+            .unwrap_or_default()
+            .into_iter()
+            .map(|i| i.strip_prefix(IFACE_PREFIX).map(str::to_string).unwrap_or(i))
+            .collect();
+        let has = |i: &str| interfaces.iter().any(|x| x == i);
+        let (has_component, has_action, has_text, has_value) =
+            (has("Component"), has("Action"), has("Text"), has("Value"));
+        let password = role == "password_text";
+
+        let (extents, actions, value) = tokio::join!(
+            async {
+                if has_component {
+                    self.extents_of(&obj, coords).await.ok().flatten()
+                } else {
+                    None
+                }
+            },
+            async {
+                if has_action {
+                    self.action_names(&obj).await.unwrap_or_default()
+                } else {
+                    Vec::new()
+                }
+            },
+            async {
+                if has_text {
+                    if let Ok(t) = self.text_of(&obj, password).await {
+                        return Some(t);
+                    }
+                }
+                if has_value {
+                    return self.value_of(&obj).await.ok();
+                }
+                None
+            },
+        );
+
+        let child_count = child_count.map(|c| c.clamp(0, i32::MAX as i64) as i32).unwrap_or(0);
+        // GTK 4.8 never sets "showing" below the window: decide from "visible" and geometry.
+        let visible = states.iter().any(|s| s == "visible");
+        let outside = match (extents, clip) {
+            (Some(e), Some(c)) => e.intersect(&c).is_none(),
+            _ => false,
+        };
+        let keep = visible && !outside;
+
+        let kids = if children && keep && child_count > 0 && child_budget > 0 {
+            if child_count <= MAX_BULK_CHILDREN {
+                match self.children_of(&obj).await {
+                    Ok(k) => k,
+                    Err(CallError::Gone(_)) => return Ok(None),
+                    Err(_) => self.children_by_index(&obj, child_count, child_budget).await,
+                }
+            } else {
+                self.children_by_index(&obj, child_count, child_budget).await
+            }
+        } else {
+            Vec::new()
+        };
+
+        Ok(Some(Fetched {
+            node: RawNode {
+                obj,
+                parent: None,
+                depth: 0,
+                role,
+                name: name.unwrap_or_default(),
+                description: description.unwrap_or_default(),
+                value,
+                states,
+                actions,
+                extents,
+                interfaces,
+                child_count,
+            },
+            children: kids,
+            keep,
+        }))
+    }
+
+    // ---------------------------------------------------------------- public API
+
+    /// Applications registered on the accessibility bus (children of the registry root). Apps whose
+    /// connection is gone are skipped; one that does not answer in time is listed with what is known.
+    pub async fn applications(&self) -> GuiResult<Vec<AppInfo>> {
+        let registry = ObjRef::new(REGISTRY_BUS, ROOT_PATH);
+        let roots = self.children_of(&registry).await.map_err(|e| match e {
+            CallError::Gone(why) => GuiError::unavailable(format!("the AT-SPI registry is not running ({why})")),
+            other => other.into_gui(&registry),
+        })?;
+        let cached: HashMap<String, AppInfo> = self.apps.lock().map(|m| m.clone()).unwrap_or_default();
+        let infos = roots.into_iter().map(|root| {
+            let known = cached.get(&root.bus).filter(|a| a.obj == root).cloned();
+            async move {
+                match known {
+                    Some(a) => Some((a, true)),
+                    None => self.app_info(root).await.map(|a| (a, false)),
+                }
+            }
+        });
+        let apps = futures_util::future::join_all(infos).await;
+        let mut out = Vec::new();
+        let mut fresh: HashMap<String, AppInfo> = HashMap::new();
+        for (app, _) in apps.into_iter().flatten() {
+            // Only complete answers are remembered, so a slow app is asked again next time.
+            if !app.name.is_empty() || !app.toolkit.is_empty() {
+                fresh.insert(app.obj.bus.clone(), app.clone());
+            }
+            out.push(app);
+        }
+        if let Ok(mut m) = self.apps.lock() {
+            // Rebuilt from the registry each time: connections that left drop out.
+            *m = fresh;
+        }
+        Ok(out)
+    }
+
+    async fn app_info(&self, root: ObjRef) -> Option<AppInfo> {
+        let t = APP_INFO_TIMEOUT.min(self.call_timeout);
+        let bus_arg = (root.bus.as_str(),);
+        let pid = self.call_t::<_, u32>(
+            t,
+            "org.freedesktop.DBus",
+            "/org/freedesktop/DBus",
+            "org.freedesktop.DBus",
+            "GetConnectionUnixProcessID",
+            &bus_arg,
+        );
+        let name = self.prop_t(t, &root, IFACE_ACCESSIBLE, "Name");
+        let toolkit = self.prop_t(t, &root, IFACE_APPLICATION, "ToolkitName");
+        let version = self.prop_t(t, &root, IFACE_APPLICATION, "Version");
+        let (pid, name, toolkit, version) = tokio::join!(pid, name, toolkit, version);
+        // The bus daemon answers for the connection (NameHasNoOwner): the app is gone; so it is
+        // when the app's own connection vanished under the Name call.
+        if matches!(pid, Err(CallError::Gone(_))) || matches!(name, Err(CallError::Gone(_))) {
+            return None;
+        }
+        let s = |v: Result<OwnedValue, CallError>| v.ok().and_then(|v| String::try_from(v).ok()).unwrap_or_default();
+        Some(AppInfo {
+            obj: root,
+            pid: pid.ok().filter(|p| *p > 0),
+            name: s(name),
+            toolkit: s(toolkit),
+            toolkit_version: s(version),
+        })
+    }
+
+    /// The toolkit of the application owning `bus` ("" when unknown).
+    async fn toolkit_of(&self, bus: &str) -> String {
+        if let Some(a) = self.apps.lock().ok().and_then(|m| m.get(bus).cloned()) {
+            return a.toolkit;
+        }
+        self.prop_string(&ObjRef::new(bus, ROOT_PATH), IFACE_APPLICATION, "ToolkitName")
+            .await
+            .unwrap_or_default()
+    }
+
+    /// The application's top-level children (frame, dialog, window, alert, ...), with screen
+    /// extents. Children that vanish meanwhile are left out.
+    pub async fn frames(&self, app: &ObjRef) -> GuiResult<Vec<FrameInfo>> {
+        let kids = self.children_of(app).await.map_err(|e| match e {
+            CallError::Gone(why) => GuiError::new(
+                ErrorCode::WindowNotFound,
+                format!("the application {} is gone ({why}); call gui_list again", app.bus),
+            ),
+            other => other.into_gui(app),
+        })?;
+        let infos = kids.into_iter().map(|obj| async move {
+            let (role, name, states, extents) = tokio::join!(
+                self.role_of(&obj),
+                self.prop_string(&obj, IFACE_ACCESSIBLE, "Name"),
+                self.states_of(&obj),
+                self.extents_of(&obj, CoordKind::Screen),
+            );
+            let states = states.ok()?;
+            if states.iter().any(|s| s == "defunct") {
+                return None;
+            }
+            Some(FrameInfo {
+                obj,
+                role: role.ok()?,
+                name: name.unwrap_or_default(),
+                screen_extents: extents.ok().flatten(),
+                states,
+            })
+        });
+        Ok(futures_util::future::join_all(infos).await.into_iter().flatten().collect())
+    }
+
+    /// Walks the subtree under `root` (included, depth 0), depth-first pre-order in the result.
+    /// Objects are fetched many at a time, roughly breadth first, so a cut by `max_elements` or
+    /// the deadline keeps the upper levels. Hidden objects ("visible" unset) and objects entirely
+    /// outside the root's extents are dropped with their subtrees.
+    pub async fn walk(&self, root: &ObjRef, opts: &WalkOptions) -> GuiResult<WalkResult> {
+        let deadline = tokio::time::Instant::from_std(opts.deadline);
+        let max = opts.max_elements;
+        let mut slots: Vec<Slot> = Vec::new();
+        let mut root_slot: Option<usize> = None;
+        // (object, parent slot, index among the parent's children, depth)
+        let mut pending: VecDeque<(ObjRef, Option<usize>, usize, u32)> = VecDeque::new();
+        let mut in_flight = FuturesUnordered::new();
+        let mut clip: Option<Rect> = None;
+        let mut reason: Option<String> = None;
+        let mut depth_cut = false;
+        let mut failed = 0usize;
+        if max == 0 {
+            return Ok(WalkResult {
+                nodes: Vec::new(),
+                truncated: true,
+                truncated_reason: Some("max_elements is 0".into()),
+            });
+        }
+        pending.push_back((root.clone(), None, 0, 0));
+
+        loop {
+            while in_flight.len() < WALK_CONCURRENCY && slots.len() + in_flight.len() < max {
+                let Some((obj, parent, order, depth)) = pending.pop_front() else { break };
+                let want_children = depth < opts.max_depth;
+                let budget = max.saturating_sub(slots.len() + in_flight.len() + pending.len());
+                let fut = self.fetch(obj.clone(), opts.coords, want_children, budget.max(1), clip);
+                in_flight.push(async move { (obj, parent, order, depth, fut.await) });
+            }
+            if in_flight.is_empty() {
+                break;
+            }
+            let next = tokio::select! {
+                biased;
+                n = in_flight.next() => n,
+                _ = tokio::time::sleep_until(deadline) => {
+                    reason = Some(format!(
+                        "deadline reached after {} elements; narrow the request or raise the time limit",
+                        slots.len()
+                    ));
+                    break;
+                }
+            };
+            let Some((obj, parent, order, depth, res)) = next else { break };
+            let is_root = parent.is_none();
+            let fetched = match res {
+                Ok(Some(f)) => f,
+                Ok(None) if is_root => return Err(CallError::Gone("defunct".into()).into_gui(&obj)),
+                Err(e) if is_root => return Err(e.into_gui(&obj)),
+                Ok(None) => continue,
+                Err(e) => {
+                    tracing::debug!("walk: skipping {obj}: {e:?}");
+                    failed += 1;
+                    continue;
+                }
+            };
+            // The root is kept even if hidden: the caller asked for it.
+            if !is_root && !fetched.keep {
+                continue;
+            }
+            if is_root {
+                clip = fetched.node.extents;
+            }
+            let idx = slots.len();
+            let mut node = fetched.node;
+            node.depth = depth;
+            if depth >= opts.max_depth && node.child_count > 0 {
+                depth_cut = true;
+            }
+            for (i, kid) in fetched.children.into_iter().enumerate() {
+                pending.push_back((kid, Some(idx), i, depth + 1));
+            }
+            slots.push(Slot {
+                node,
+                parent,
+                order,
+                kids: Vec::new(),
+            });
+            match parent {
+                Some(p) => {
+                    if let Some(ps) = slots.get_mut(p) {
+                        ps.kids.push(idx);
+                    }
+                }
+                None => root_slot = Some(idx),
+            }
+        }
+
+        if reason.is_none() && !pending.is_empty() {
+            reason = Some(format!(
+                "max_elements ({max}) reached; {} more objects were not read",
+                pending.len()
+            ));
+        }
+        if reason.is_none() && failed > 0 {
+            reason = Some(format!("{failed} objects did not answer and were left out"));
+        }
+        if reason.is_none() && depth_cut {
+            reason = Some(format!("max_depth ({}) reached; deeper objects were not read", opts.max_depth));
+        }
+        let nodes = match root_slot {
+            Some(r) => preorder(slots, r),
+            None => Vec::new(),
+        };
+        Ok(WalkResult {
+            nodes,
+            truncated: reason.is_some(),
+            truncated_reason: reason,
+        })
+    }
+
+    /// Re-reads one object. `Ok(None)` when it is gone or defunct.
+    pub async fn node(&self, obj: &ObjRef, coords: CoordKind) -> GuiResult<Option<RawNode>> {
+        match self.fetch(obj.clone(), coords, false, 0, None).await {
+            Ok(Some(f)) => Ok(Some(f.node)),
+            Ok(None) | Err(CallError::Gone(_)) => Ok(None),
+            Err(e) => Err(e.into_gui(obj)),
+        }
+    }
+
+    /// Runs the first action among `preferred` (case-insensitive) the object has, else action 0
+    /// when `allow_any`. `Ok(Some(name))`: it ran; `Ok(None)`: no such action, or the application
+    /// refused it (fall back to input events).
+    pub async fn do_action(&self, obj: &ObjRef, preferred: &[&str], allow_any: bool) -> GuiResult<Option<String>> {
+        let names = match self.action_names(obj).await {
+            Ok(n) => n,
+            Err(CallError::Unsupported(_)) => return Ok(None),
+            Err(e) => return Err(e.into_gui(obj)),
+        };
+        let chosen = preferred
+            .iter()
+            .find_map(|p| names.iter().position(|n| n.eq_ignore_ascii_case(p)))
+            .or(if allow_any && !names.is_empty() { Some(0) } else { None });
+        let Some(index) = chosen else { return Ok(None) };
+        match self.call::<_, bool>(obj, IFACE_ACTION, "DoAction", &(index as i32,)).await {
+            Ok(true) => Ok(Some(names[index].clone())),
+            Ok(false) => {
+                tracing::debug!("{obj}: application refused action {}", names[index]);
+                Ok(None)
+            }
+            Err(CallError::Unsupported(_)) => Ok(None),
+            Err(e) => Err(e.into_gui(obj)),
+        }
+    }
+
+    /// Replaces the whole text (`EditableText.SetTextContents`). `false`: not editable or refused.
+    pub async fn set_text(&self, obj: &ObjRef, text: &str) -> GuiResult<bool> {
+        match self.call::<_, bool>(obj, IFACE_EDITABLE_TEXT, "SetTextContents", &(text,)).await {
+            Ok(ok) => Ok(ok),
+            Err(CallError::Unsupported(_)) => Ok(false),
+            Err(e) => Err(e.into_gui(obj)),
+        }
+    }
+
+    /// Inserts at the caret (`Text.CaretOffset`, the end when there is none) with
+    /// `EditableText.InsertText`. `false`: not editable or refused.
+    pub async fn insert_text(&self, obj: &ObjRef, text: &str) -> GuiResult<bool> {
+        let (caret, count, toolkit) = tokio::join!(
+            self.prop_int(obj, IFACE_TEXT, "CaretOffset"),
+            self.prop_int(obj, IFACE_TEXT, "CharacterCount"),
+            self.toolkit_of(&obj.bus),
+        );
+        if let Err(CallError::Gone(w)) = &caret {
+            return Err(CallError::Gone(w.clone()).into_gui(obj));
+        }
+        let count = count.unwrap_or(0);
+        let pos = match caret {
+            Ok(c) if c >= 0 && c <= count => c,
+            _ => count,
+        }
+        .clamp(0, i32::MAX as i64) as i32;
+        // The length argument is read differently: GTK passes it on as a byte count, Qt truncates
+        // the QString (UTF-16 units) to it; the specification says characters.
+        let len = if toolkit.eq_ignore_ascii_case("gtk") {
+            text.len()
+        } else if toolkit.eq_ignore_ascii_case("qt") {
+            text.encode_utf16().count()
+        } else {
+            text.chars().count()
+        };
+        let len = i32::try_from(len).map_err(|_| GuiError::invalid("text too long"))?;
+        match self.call::<_, bool>(obj, IFACE_EDITABLE_TEXT, "InsertText", &(pos, text, len)).await {
+            Ok(ok) => Ok(ok),
+            Err(CallError::Unsupported(_)) => Ok(false),
+            Err(e) => Err(e.into_gui(obj)),
+        }
+    }
+
+    /// Sets `Value.CurrentValue`, clamped to the object's minimum and maximum. `false`: no Value
+    /// interface, or the application refused.
+    pub async fn set_numeric_value(&self, obj: &ObjRef, v: f64) -> GuiResult<bool> {
+        if !v.is_finite() {
+            return Err(GuiError::invalid(format!("{v} is not a finite number")));
+        }
+        let (min, max) = tokio::join!(
+            self.prop_f64(obj, IFACE_VALUE, "MinimumValue"),
+            self.prop_f64(obj, IFACE_VALUE, "MaximumValue"),
+        );
+        match (&min, &max) {
+            (Err(CallError::Unsupported(_)), _) => return Ok(false),
+            (Err(CallError::Gone(w)), _) => return Err(CallError::Gone(w.clone()).into_gui(obj)),
+            _ => {}
+        }
+        let mut v = v;
+        if let Ok(lo) = min {
+            v = v.max(lo);
+        }
+        if let Ok(hi) = max {
+            // Some toolkits report max < min when there is no bound.
+            if hi >= min.as_ref().copied().unwrap_or(f64::MIN) {
+                v = v.min(hi);
+            }
+        }
+        let body = (IFACE_VALUE, "CurrentValue", zv::Value::from(v));
+        match self.call::<_, ()>(obj, IFACE_PROPERTIES, "Set", &body).await {
+            Ok(()) => Ok(true),
+            Err(CallError::Unsupported(_)) | Err(CallError::Other(_)) => Ok(false),
+            Err(e) => Err(e.into_gui(obj)),
+        }
+    }
+
+    /// `Component.GrabFocus`. `false`: no Component interface or refused.
+    pub async fn grab_focus(&self, obj: &ObjRef) -> GuiResult<bool> {
+        match self.call::<_, bool>(obj, IFACE_COMPONENT, "GrabFocus", &()).await {
+            Ok(ok) => Ok(ok),
+            Err(CallError::Unsupported(_)) => Ok(false),
+            Err(e) => Err(e.into_gui(obj)),
+        }
+    }
+}
+
+/// Renumbers the completed slots into depth-first pre-order with parent indices.
+fn preorder(mut slots: Vec<Slot>, root: usize) -> Vec<RawNode> {
+    let orders: Vec<usize> = slots.iter().map(|s| s.order).collect();
+    for s in slots.iter_mut() {
+        s.kids.sort_by_key(|k| orders.get(*k).copied().unwrap_or(usize::MAX));
+    }
+    let mut taken: Vec<Option<Slot>> = slots.into_iter().map(Some).collect();
+    let mut out: Vec<RawNode> = Vec::with_capacity(taken.len());
+    // (slot, new parent index)
+    let mut stack: Vec<(usize, Option<usize>)> = vec![(root, None)];
+    while let Some((si, parent)) = stack.pop() {
+        let Some(slot) = taken.get_mut(si).and_then(Option::take) else { continue };
+        let idx = out.len();
+        let mut node = slot.node;
+        node.parent = parent;
+        debug_assert!(slot.parent.is_some() == parent.is_some());
+        out.push(node);
+        for k in slot.kids.into_iter().rev() {
+            stack.push((k, Some(idx)));
+        }
+    }
+    out
+}
+
+/// snake_case role name; "unknown" for roles this crate does not know.
+fn role_name(role: u32) -> String {
+    match at::Role::try_from(role) {
+        // The crate says "button"; AT-SPI itself (GetRoleName, libatspi) says "push button".
+        Ok(at::Role::Button) => "push_button".into(),
+        Ok(r) => r.name().replace([' ', '-'], "_"),
+        Err(_) => "unknown".into(),
+    }
+}
+
+/// snake_case names of the set bits of an AT-SPI state set (two u32 words, low first).
+fn state_names(words: &[u32]) -> Vec<String> {
+    let lo = words.first().copied().unwrap_or(0) as u64;
+    let hi = words.get(1).copied().unwrap_or(0) as u64;
+    let bits = lo | (hi << 32);
+    (0..64)
+        .filter(|i| bits & (1u64 << i) != 0)
+        .filter_map(|i| at::StateSet::from_bits(1u64 << i).ok())
+        .filter_map(|set| set.iter().next())
+        .map(|s| s.to_static_str().replace('-', "_"))
+        .collect()
+}
+
+fn extents_rect(x: i32, y: i32, w: i32, h: i32) -> Option<Rect> {
+    // GTK answers (-1,-1) or a zero size for objects that are not laid out.
+    if w <= 0 || h <= 0 || (x == -1 && y == -1) || x == i32::MIN || y == i32::MIN {
+        return None;
+    }
+    Some(Rect::new(x, y, w, h))
+}
+
+fn format_number(v: f64) -> String {
+    if v.is_finite() && v.fract() == 0.0 && v.abs() < 1e15 {
+        format!("{}", v as i64)
+    } else {
+        format!("{v}")
+    }
+}
+
+fn value_as_i64(v: &OwnedValue) -> Option<i64> {
+    match &**v {
+        zv::Value::I32(n) => Some(*n as i64),
+        zv::Value::U32(n) => Some(*n as i64),
+        zv::Value::I64(n) => Some(*n),
+        zv::Value::U64(n) => i64::try_from(*n).ok(),
+        zv::Value::I16(n) => Some(*n as i64),
+        zv::Value::U16(n) => Some(*n as i64),
+        zv::Value::U8(n) => Some(*n as i64),
+        zv::Value::F64(f) if f.is_finite() => Some(*f as i64),
+        _ => None,
+    }
+}
+
+fn value_as_f64(v: &OwnedValue) -> Option<f64> {
+    match &**v {
+        zv::Value::F64(f) => Some(*f),
+        _ => value_as_i64(v).map(|n| n as f64),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // The backend calls these from async_trait methods, which need Send futures.
+    #[allow(dead_code)]
+    fn futures_are_send(a: &Atspi, r: &ObjRef, o: &WalkOptions) {
+        fn send<T: Send>(_: T) {}
+        send(a.walk(r, o));
+        send(a.applications());
+        send(a.frames(r));
+        send(a.node(r, CoordKind::Screen));
+        send(a.do_action(r, &["click"], true));
+        send(a.set_text(r, "x"));
+        send(a.insert_text(r, "x"));
+        send(a.set_numeric_value(r, 1.0));
+        send(a.grab_focus(r));
+        send(Atspi::connect(None));
+    }
+
+    #[test]
+    fn objref_round_trip() {
+        let r = ObjRef::new(":1.42", "/org/a11y/atspi/accessible/12");
+        assert_eq!(r.encode(), ":1.42|/org/a11y/atspi/accessible/12");
+        assert_eq!(ObjRef::decode(&r.encode()), Some(r));
+        assert_eq!(ObjRef::decode("nonsense"), None);
+        assert_eq!(ObjRef::decode(":1.2|not a path"), None);
+        assert_eq!(ObjRef::decode("|/a"), None);
+    }
+
+    #[test]
+    fn names_are_snake_case() {
+        assert_eq!(role_name(at::Role::Button as u32), "push_button");
+        assert_eq!(role_name(at::Role::CheckBox as u32), "check_box");
+        assert_eq!(role_name(9999), "unknown");
+        let words = [
+            (at::State::Focused as u64 | at::State::MultiLine as u64) as u32,
+            ((at::State::Focused as u64 | at::State::MultiLine as u64) >> 32) as u32,
+        ];
+        let mut names = state_names(&words);
+        names.sort();
+        assert_eq!(names, vec!["focused", "multi_line"]);
+        // Bits this crate does not know are ignored, not fatal.
+        assert!(state_names(&[0, 0x8000_0000]).is_empty());
+    }
+
+    #[test]
+    fn extents_filter_and_numbers() {
+        assert_eq!(extents_rect(-1, -1, -1, -1), None);
+        assert_eq!(extents_rect(5, 5, 0, 10), None);
+        assert_eq!(extents_rect(0, 0, 10, 10), Some(Rect::new(0, 0, 10, 10)));
+        assert_eq!(format_number(5.0), "5");
+        assert_eq!(format_number(0.25), "0.25");
+    }
+
+    #[test]
+    fn preorder_renumbers() {
+        let mk = |name: &str| RawNode {
+            obj: ObjRef::new(":1.1", format!("/{name}")),
+            parent: None,
+            depth: 0,
+            role: "panel".into(),
+            name: name.into(),
+            description: String::new(),
+            value: None,
+            states: Vec::new(),
+            actions: Vec::new(),
+            extents: None,
+            interfaces: Vec::new(),
+            child_count: 0,
+        };
+        // Completed out of order: root, b (order 1), a (order 0), a1.
+        let slots = vec![
+            Slot { node: mk("root"), parent: None, order: 0, kids: vec![1, 2] },
+            Slot { node: mk("b"), parent: Some(0), order: 1, kids: vec![] },
+            Slot { node: mk("a"), parent: Some(0), order: 0, kids: vec![3] },
+            Slot { node: mk("a1"), parent: Some(2), order: 0, kids: vec![] },
+        ];
+        let out = preorder(slots, 0);
+        let names: Vec<&str> = out.iter().map(|n| n.name.as_str()).collect();
+        assert_eq!(names, vec!["root", "a", "a1", "b"]);
+        let parents: Vec<Option<usize>> = out.iter().map(|n| n.parent).collect();
+        assert_eq!(parents, vec![None, Some(0), Some(1), Some(0)]);
+    }
+}

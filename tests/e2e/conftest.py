@@ -1,0 +1,206 @@
+"""Shared setup of the end-to-end tests (run with .venv/bin/python -m pytest tests/e2e).
+
+- The test desktop's environment (DISPLAY, DBUS_SESSION_BUS_ADDRESS, AT_SPI_BUS_ADDRESS, ...) is
+  loaded into os.environ from `tests/bed/desktop.sh env` before any test runs; when no bed is up
+  it is started (`up`, left running) unless LSM_E2E_AUTOSTART_BED=0.
+- LSM_BIN: the lsm binary under test (default target/release/lsm).
+- Ground truth comes from AT-SPI through tests/lib/atspi_probe.py, always in a subprocess with a
+  timeout (pyatspi can deadlock; it is never imported here).
+
+Fixtures: bed_env, lsm_bin, probe, restart_app, app_pid, fresh_testapp.
+The MCP client fixtures live elsewhere.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+BED = REPO / "tests" / "bed" / "desktop.sh"
+PROBE = REPO / "tests" / "lib" / "atspi_probe.py"
+SYSTEM_PYTHON = "/usr/bin/python3"  # has python3-gi and pyatspi; the venv python has neither
+TESTAPP_NAME = "lsm_testapp.py"  # the test app's AT-SPI application name (and WM_CLASS)
+LSM_BIN = Path(os.environ.get("LSM_BIN") or REPO / "target" / "release" / "lsm")
+
+BED_ENV: dict[str, str] = {}
+
+
+# ------------------------------------------------------------------ the bed's environment
+def parse_env(text: str) -> tuple[dict[str, str], list[str]]:
+    """Parse the `export A='x' B=y` / `unset C D` lines printed by desktop.sh."""
+    sets: dict[str, str] = {}
+    unsets: list[str] = []
+    for line in text.splitlines():
+        words = shlex.split(line, comments=True)
+        if not words:
+            continue
+        if words[0] == "export":
+            for word in words[1:]:
+                key, _, value = word.partition("=")
+                sets[key] = value
+        elif words[0] == "unset":
+            unsets.extend(words[1:])
+    return sets, unsets
+
+
+def _bed(*args: str, timeout: float = 60) -> subprocess.CompletedProcess:
+    return subprocess.run(["bash", str(BED), *args], capture_output=True, text=True, timeout=timeout)
+
+
+def load_bed_env() -> dict[str, str]:
+    r = _bed("env")
+    if r.returncode != 0:
+        if os.environ.get("LSM_E2E_AUTOSTART_BED", "1") == "0":
+            raise pytest.UsageError(f"test desktop is not up: {r.stderr.strip()}")
+        r = _bed("up", timeout=300)
+        if r.returncode != 0:
+            raise pytest.UsageError(f"could not start the test desktop:\n{r.stderr[-3000:]}")
+    sets, unsets = parse_env(r.stdout)
+    if "AT_SPI_BUS_ADDRESS" not in sets:
+        raise pytest.UsageError(f"unexpected output of desktop.sh env:\n{r.stdout}")
+    for key in unsets:
+        os.environ.pop(key, None)
+    os.environ.update(sets)
+    return sets
+
+
+def pytest_configure(config):
+    BED_ENV.clear()
+    BED_ENV.update(load_bed_env())
+
+
+# ------------------------------------------------------------------ helpers
+class ProbeError(RuntimeError):
+    pass
+
+
+def run_probe(
+    app_name: str | None = TESTAPP_NAME,
+    find: str | None = None,
+    *,
+    pid: int | None = None,
+    list_apps: bool = False,
+    match: str = "exact",
+    role: str | None = None,
+    all: bool = False,  # noqa: A002 - mirrors the probe's --all
+    wait: float = 0.0,
+    depth: int | None = None,
+    flat: bool = False,
+    extents: bool = True,
+    timeout: float = 30.0,
+    retries: int = 1,
+):
+    """Run atspi_probe.py and return its JSON (None when the app or node is not found).
+
+    probe()                                   -> the test app's whole tree (nested "children")
+    probe(find="Pressed: 1", wait=5)          -> that node, polling up to 5 s; None if absent
+    probe(find="Pressed:", match="prefix")    -> first node whose name starts so
+    probe("calculator", flat=True)            -> every node of the Qt calculator, a flat list
+    probe(list_apps=True)                     -> [{"name", "pid", "children"}]
+    A probe that hangs (pyatspi deadlock) is killed and retried `retries` times.
+    """
+    args = [SYSTEM_PYTHON, str(PROBE), "--timeout", str(timeout + wait)]
+    if list_apps:
+        args.append("--list-apps")
+    elif pid is not None:
+        args += ["--pid", str(pid)]
+    else:
+        args += ["--app-name", app_name]
+    if find is not None:
+        args += ["--find", find, "--match", match]
+        if role:
+            args += ["--role", role]
+        if all:
+            args.append("--all")
+    if wait:
+        args += ["--wait", str(wait)]
+    if depth is not None:
+        args += ["--depth", str(depth)]
+    if flat:
+        args.append("--flat")
+    if not extents:
+        args.append("--no-extents")
+    last = ""
+    for _ in range(retries + 1):
+        try:
+            r = subprocess.run(args, capture_output=True, text=True, timeout=timeout + wait + 10)
+        except subprocess.TimeoutExpired:
+            last = "killed after the subprocess timeout"
+            continue
+        if r.returncode == 0:
+            return json.loads(r.stdout)
+        if r.returncode == 1 and r.stdout.strip() == "null":
+            return None
+        last = f"exit {r.returncode}: {r.stderr.strip()[-2000:]}"
+        if r.returncode != 124:
+            break
+    raise ProbeError(f"atspi_probe {' '.join(args[2:])}: {last}")
+
+
+def restart_app(key: str = "testapp", timeout: float = 120) -> int:
+    """Kill a bed app, start it again, wait until it is registered and placed; its new pid."""
+    r = _bed("restart-app", key, timeout=timeout)
+    if r.returncode != 0:
+        raise RuntimeError(f"desktop.sh restart-app {key} failed:\n{r.stderr[-3000:]}")
+    return int(r.stdout.strip().splitlines()[-1])
+
+
+def app_pid(key: str = "testapp") -> int | None:
+    """Pid of a running bed app (None if it is not running)."""
+    r = _bed("pid", key)
+    return int(r.stdout.strip()) if r.returncode == 0 and r.stdout.strip() else None
+
+
+def poll(fn, timeout: float = 5.0, interval: float = 0.1):
+    """Call fn until it returns something truthy; return that, or the last value at timeout."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = fn()
+        if value or time.monotonic() >= deadline:
+            return value
+        time.sleep(interval)
+
+
+# ------------------------------------------------------------------ fixtures
+@pytest.fixture(scope="session")
+def bed_env() -> dict[str, str]:
+    """The environment of the test desktop (already applied to os.environ)."""
+    return dict(BED_ENV)
+
+
+@pytest.fixture(scope="session")
+def lsm_bin() -> Path:
+    if not (LSM_BIN.is_file() and os.access(LSM_BIN, os.X_OK)):
+        pytest.fail(f"{LSM_BIN} is missing: run `cargo build --release` (tests/run-all.sh does)")
+    return LSM_BIN
+
+
+@pytest.fixture
+def probe():
+    """atspi_probe as a function: probe(app_name="lsm_testapp.py", find=None, **options)."""
+    return run_probe
+
+
+@pytest.fixture(name="restart_app")
+def _restart_app_fixture():
+    """restart_app(key) -> new pid (tests that close or destroy things restore the app so)."""
+    return restart_app
+
+
+@pytest.fixture(name="app_pid")
+def _app_pid_fixture():
+    """app_pid(key) -> pid of a running bed app, or None."""
+    return app_pid
+
+
+@pytest.fixture
+def fresh_testapp() -> int:
+    """A freshly started test app (all counters at 0), at its usual place; its pid."""
+    return restart_app("testapp")

@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# shellcheck disable=SC2317  # functions below are called through `step NAME FUNC`
+# tests/run-all.sh - the whole test suite, exactly as CI runs it (.ci/run execs this).
+#
+#   setup (tests/setup.sh) -> cargo fmt --check -> cargo build --release -> clippy -> unit tests
+#   -> test desktop up -> pytest tests/e2e -> MCP conformance -> test desktop down -> summary
+#
+# Every step runs even when an earlier one failed (except what cannot: no e2e without a binary);
+# the exit status is non-zero if any step failed. The last line is pytest's summary line.
+#
+# Settings: LSM_BED_DISPLAY / LSM_BED_DIR (test desktop, default :99 and /tmp/lsm-bed),
+# LSM_SKIP="fmt clippy unit conformance" (steps to skip while developing),
+# LSM_PYTEST_ARGS (extra pytest arguments, e.g. "-k click -x").
+set -uo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$ROOT" || exit 1
+LOGDIR="$ROOT/target/test-logs"
+mkdir -p "$LOGDIR"
+export LSM_BIN="${LSM_BIN:-$ROOT/target/release/lsm}"
+export LSM_BED_DISPLAY="${LSM_BED_DISPLAY:-:99}" LSM_BED_DIR="${LSM_BED_DIR:-/tmp/lsm-bed}"
+export CARGO_TERM_PROGRESS_WHEN=never
+
+T_ALL=$SECONDS
+declare -a SUMMARY=()
+FAILED=()
+BED_UP=0
+PYTEST_LAST=""
+
+section() { printf '\n======================================== %s\n' "$*"; }
+note() { SUMMARY+=("$(printf '%-12s %-8s %5ss' "$1" "$2" "$3")"); }
+skipped() { [[ " ${LSM_SKIP:-} " == *" $1 "* ]]; }
+
+step() { # step NAME CMD...: run CMD under a section header, record pass/fail and time
+  local name=$1 t0=$SECONDS rc; shift
+  if skipped "$name"; then note "$name" skipped 0; return 0; fi
+  section "$name: $*"
+  "$@"
+  rc=$?
+  if ((rc == 0)); then note "$name" ok $((SECONDS - t0)); else
+    note "$name" "FAILED" $((SECONDS - t0)); FAILED+=("$name")
+    printf '>>> %s failed (exit %d)\n' "$name" "$rc"
+  fi
+  return "$rc"
+}
+
+bed_down() {
+  ((BED_UP)) || return 0
+  BED_UP=0
+  bash tests/bed/desktop.sh down 2>>"$LOGDIR/bed.log" || true
+}
+trap bed_down EXIT
+trap 'bed_down; exit 130' INT TERM
+
+bed_up() {
+  local out
+  out=$(LSM_BED_NO_INSTALL=1 bash tests/bed/desktop.sh up) || return 1
+  BED_UP=1
+  eval "$out"
+  echo "test desktop: DISPLAY=$DISPLAY apps: ${LSM_BED_APPS:-testapp qt5-calculator xterm}"
+}
+
+run_pytest() {
+  local rc args=()
+  # shellcheck disable=SC2206  # word splitting of the extra arguments is intended
+  [[ -n ${LSM_PYTEST_ARGS:-} ]] && args=(${LSM_PYTEST_ARGS})
+  "$ROOT/.venv/bin/python" -m pytest tests/e2e "${args[@]}" 2>&1 | tee "$LOGDIR/pytest.log"
+  rc=${PIPESTATUS[0]}
+  PYTEST_LAST=$(grep -v '^[[:space:]]*$' "$LOGDIR/pytest.log" | tail -n1)
+  ((rc == 5)) && echo ">>> pytest collected no tests"
+  return "$rc"
+}
+
+# ------------------------------------------------------------------ steps
+if ! step setup bash tests/setup.sh; then
+  section "summary"; printf '%s\n' "${SUMMARY[@]}"
+  echo "run-all: FAILED in setup, nothing else ran"
+  exit 1
+fi
+step fmt cargo fmt --all --check -- --color=never
+build_ok=0
+step build cargo build --release --locked && build_ok=1
+step clippy cargo clippy --workspace --all-targets --release --locked -- -D warnings
+step unit cargo test --workspace --release --locked
+
+if ((build_ok)); then
+  if step bed bed_up; then
+    step e2e run_pytest
+  else
+    note e2e skipped 0; FAILED+=(e2e)
+  fi
+  step conformance bash tests/conformance/run.sh
+else
+  note bed skipped 0; note e2e skipped 0; note conformance skipped 0
+  FAILED+=(e2e conformance)
+fi
+bed_down
+
+# ------------------------------------------------------------------ summary
+section "summary ($((SECONDS - T_ALL))s)"
+printf '%s\n' "${SUMMARY[@]}"
+if ((${#FAILED[@]})); then
+  echo "run-all: FAILED: ${FAILED[*]} (logs: target/test-logs/)"
+  rc=1
+else
+  echo "run-all: all steps passed"
+  rc=0
+fi
+[[ -n $PYTEST_LAST ]] && echo "$PYTEST_LAST"
+exit "$rc"
