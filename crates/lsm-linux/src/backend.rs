@@ -16,8 +16,21 @@ use std::time::{Duration, Instant};
 /// Bound on any one X11 round of work (X replies are local; this guards a stuck server).
 const X11_TIMEOUT: Duration = Duration::from_secs(5);
 
-/// Actions tried, in order, for a plain element click.
-const PRESS_ACTIONS: &[&str] = &["click", "press", "activate", "toggle", "jump", "open", "select"];
+/// Actions that mean "press this control", tried in order for a plain element click.
+const PRESS_ACTIONS: &[&str] = &["click", "press", "toggle", "jump", "open"];
+/// `activate` also presses buttons and menu items, but on a text field it means "Enter".
+const ACTIVATE: &str = "activate";
+
+/// The semantic actions worth trying for a click on this element, in order. Editable text gets
+/// none: a click there means "put the caret here", which only a pointer click does.
+fn press_actions(node: &RawNode) -> Vec<&'static str> {
+    if node.states.iter().any(|s| s == "editable") {
+        return Vec::new();
+    }
+    let mut names = PRESS_ACTIONS.to_vec();
+    names.push(ACTIVATE);
+    names
+}
 
 /// How a toolkit reports element extents, and so how to make them window-relative.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -440,8 +453,9 @@ impl DesktopBackend for LinuxBackend {
             } => {
                 if let (Target::Element(e), MouseButton::Left, 1) = (target, button, count) {
                     let (_, obj, node) = self.verify(e).await?;
-                    if !node.actions.is_empty() {
-                        if let Some(name) = self.atspi()?.do_action(&obj, PRESS_ACTIONS, false).await? {
+                    let preferred = press_actions(&node);
+                    if !node.actions.is_empty() && !preferred.is_empty() {
+                        if let Some(name) = self.atspi()?.do_action(&obj, &preferred, false).await? {
                             return Ok(ActionOutcome::new(format!("atspi_action:{name}")));
                         }
                     }
