@@ -149,7 +149,8 @@ class TestApp(Gtk.Window):
         adj = Gtk.Adjustment(value=0, lower=0, upper=100, step_increment=1, page_increment=10)
         self.scale = Gtk.Scale(orientation=Gtk.Orientation.HORIZONTAL, adjustment=adj)
         self.scale.set_digits(0)
-        self.scale.set_round_digits(0)  # the value itself (not only its display) is whole
+        # keep the value itself whole (round-digits alone did not, for a slider drag)
+        self.scale.connect("change-value", self.on_volume_change_value)
         self.scale.set_draw_value(False)
         set_name(self.scale, "Volume")
         self.scale.connect("value-changed", self.on_volume)
@@ -275,6 +276,11 @@ class TestApp(Gtk.Window):
 
     def on_password_changed(self, entry):
         emit("text_changed", name="Password", length=len(entry.get_text()))
+
+    def on_volume_change_value(self, scale, _scroll, value):
+        adj = scale.get_adjustment()
+        scale.set_value(min(max(round(value), adj.get_lower()), adj.get_upper()))
+        return True
 
     def on_volume(self, scale):
         value = int(round(scale.get_value()))

@@ -175,8 +175,9 @@ def matcher(args):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    who = ap.add_mutually_exclusive_group(required=True)
-    who.add_argument("--app-name", help="application name (AT-SPI name or process name)")
+    who = ap.add_mutually_exclusive_group()
+    who.add_argument("--app-name", help="application name (AT-SPI name or process name); "
+                     "default: lsm_testapp.py")
     who.add_argument("--pid", type=int, help="application process id")
     who.add_argument("--list-apps", action="store_true", help="list registered applications")
     ap.add_argument("--find", metavar="NAME", help="print the first node whose name matches")
@@ -191,6 +192,8 @@ def main():
     ap.add_argument("--timeout", type=float, default=30.0, help="give up after SECS (exit 124)")
     ap.add_argument("--indent", type=int, default=None, help="JSON indent")
     args = ap.parse_args()
+    if args.app_name is None and args.pid is None and not args.list_apps:
+        args.app_name = "lsm_testapp.py"
     if args.timeout > 0:
         _die_on_timeout(args.timeout)
 

@@ -215,8 +215,10 @@ impl LinuxBackend {
             .ok_or_else(|| GuiError::window_not_found(window_id))
     }
 
-    /// The AT-SPI frame of an X11 window: same process, then same title, then best geometry.
-    async fn find_frame(&self, win: &X11Window) -> GuiResult<Option<(FrameInfo, CoordRule)>> {
+    /// The AT-SPI frame of an X11 window (same process, then same title, then best geometry),
+    /// and the showing popups of the same application (open menus, which X11 keeps in
+    /// override-redirect windows of their own).
+    async fn find_frame(&self, win: &X11Window) -> GuiResult<Option<(FrameInfo, CoordRule, Vec<FrameInfo>)>> {
         let (Some(atspi), Some(pid)) = (&self.atspi, win.pid) else {
             return Ok(None);
         };
@@ -225,7 +227,12 @@ impl LinuxBackend {
             let rule = CoordRule::for_toolkit(&app.toolkit, &app.toolkit_version);
             let frames = atspi.frames(&app.obj).await?;
             if let Some(f) = pick_frame(&frames, win) {
-                return Ok(Some((f.clone(), rule)));
+                let popups = frames
+                    .iter()
+                    .filter(|p| p.obj != f.obj && is_popup(p))
+                    .cloned()
+                    .collect();
+                return Ok(Some((f.clone(), rule, popups)));
             }
         }
         Ok(None)
@@ -306,6 +313,13 @@ fn app_name(w: &X11Window) -> String {
         .and_then(|p| std::fs::read_to_string(format!("/proc/{p}/comm")).ok())
         .map(|s| s.trim().to_string())
         .unwrap_or_default()
+}
+
+/// Roles of transient top-levels that belong to the window they pop up over.
+const POPUP_ROLES: &[&str] = &["window", "menu", "popup_menu", "tool_tip"];
+
+fn is_popup(f: &FrameInfo) -> bool {
+    POPUP_ROLES.contains(&f.role.as_str()) && f.states.iter().any(|s| s == "showing")
 }
 
 fn pick_frame<'a>(frames: &'a [FrameInfo], win: &X11Window) -> Option<&'a FrameInfo> {
@@ -391,36 +405,55 @@ impl DesktopBackend for LinuxBackend {
                 Ok(None)
             }
         };
-        let walk =
-            async {
-                if !req.include_elements {
-                    return Ok((Vec::new(), false, None, Vec::new()));
+        let walk = async {
+            if !req.include_elements {
+                return Ok((Vec::new(), false, None, Vec::new()));
+            }
+            let mut notes = Vec::new();
+            let Some((frame, rule, popups)) = self.find_frame(&win).await? else {
+                notes.push(match &self.atspi {
+                    None => {
+                        "no accessibility bus: elements unavailable, use x/y with the screenshot".to_string()
+                    }
+                    Some(_) => {
+                        "no accessibility tree found for this window: use x/y with the screenshot".to_string()
+                    }
+                });
+                return Ok((Vec::new(), false, None, notes));
+            };
+            let atspi = self.atspi()?;
+            let offset = rule.offset(&win);
+            let mut elements: Vec<RawElement> = Vec::new();
+            let (mut truncated, mut reason) = (false, None);
+            for root in std::iter::once(&frame).chain(popups.iter()) {
+                let room = req.max_elements.saturating_sub(elements.len());
+                if room == 0 {
+                    truncated = true;
+                    reason.get_or_insert_with(|| format!("max_elements ({}) reached", req.max_elements));
+                    break;
                 }
-                let mut notes = Vec::new();
-                let Some((frame, rule)) = self.find_frame(&win).await? else {
-                    notes.push(match &self.atspi {
-                        None => "no accessibility bus: elements unavailable, use x/y with the screenshot"
-                            .to_string(),
-                        Some(_) => "no accessibility tree found for this window: use x/y with the screenshot"
-                            .to_string(),
-                    });
-                    return Ok((Vec::new(), false, None, notes));
-                };
                 let opts = WalkOptions {
-                    max_elements: req.max_elements,
+                    max_elements: room,
                     max_depth: req.max_depth,
                     deadline,
                     coords: rule.kind(),
                 };
-                let res = self.atspi()?.walk(&frame.obj, &opts).await?;
-                let offset = rule.offset(&win);
-                let elements = res
-                    .nodes
-                    .into_iter()
-                    .map(|n| to_raw_element(n, rule, offset))
-                    .collect();
-                GuiResult::Ok((elements, res.truncated, res.truncated_reason, notes))
-            };
+                let res = atspi.walk(&root.obj, &opts).await?;
+                let base = elements.len();
+                elements.extend(res.nodes.into_iter().map(|mut n| {
+                    n.parent = n.parent.map(|p| p + base);
+                    to_raw_element(n, rule, offset)
+                }));
+                truncated |= res.truncated;
+                if reason.is_none() {
+                    reason = res.truncated_reason;
+                }
+            }
+            if !popups.is_empty() {
+                notes.push(format!("{} open popup(s) of this application (e.g. a menu) are included after the window's own elements", popups.len()));
+            }
+            GuiResult::Ok((elements, truncated, reason, notes))
+        };
         let (shot, walked, pids) = tokio::join!(capture, walk, self.refresh_a11y_pids());
         let (elements, truncated, truncated_reason, mut notes) = walked?;
         let screenshot = shot?.map(|c| Screenshot {
