@@ -21,6 +21,7 @@ Controls (accessible name -> effect):
   "Context area"     label (in an event box): right click pops up a menu
                      "Copy item" / "Paste item"  -> "Menu: <item>"
   "Drag source" -> "Drop target"  labels: a real GTK drag and drop -> "Dropped: N"
+  "Remove me"        push button that destroys itself when pressed
   any key            -> "Key: <keysym>";  with ctrl/alt/super -> "Combo: ctrl+shift+k"
 """
 
@@ -226,6 +227,10 @@ class TestApp(Gtk.Window):
         grid.attach(self.combo_label, 1, row, 1, 1)
         row += 1
         grid.attach(self.key_label, 0, row, 1, 1)
+        # A control that goes away when pressed (for element-gone tests).
+        self.remove_button = Gtk.Button(label="Remove me")
+        self.remove_button.connect("clicked", self.on_remove)
+        grid.attach(self.remove_button, 1, row, 1, 1)
 
         self.connect("key-press-event", self.on_key)
         self.connect("map-event", self.on_map)
@@ -254,6 +259,10 @@ class TestApp(Gtk.Window):
     def on_destroy(self, *_):
         emit("quit")
         Gtk.main_quit()
+
+    def on_remove(self, button):
+        button.destroy()
+        emit("removed", name="Remove me")
 
     def on_toggled(self, button):
         on = button.get_active()

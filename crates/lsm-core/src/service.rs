@@ -280,7 +280,7 @@ fn number_elements(
             name: r.name.clone(),
             description: r.description,
             value: r.value,
-            states: r.states,
+            states: r.states.clone(),
             actions: r.actions,
             bounds: r.bounds,
             parent: r.parent.and_then(|p| index_to_id.get(p).cloned().flatten()),
@@ -299,6 +299,7 @@ fn number_elements(
                 role: r.role,
                 name: r.name,
                 bounds: r.bounds,
+                states: r.states,
             },
         );
         out.push(el);

@@ -16,6 +16,8 @@ pub struct ElementRef {
     pub name: String,
     /// Window-relative bounds at observation time.
     pub bounds: Option<Rect>,
+    /// States at observation time (to tell a control that has since been hidden).
+    pub states: Vec<String>,
 }
 
 /// A stored observation: what `gui_action` checks its request against.

@@ -249,8 +249,13 @@ impl LinuxBackend {
         if node.role != e.role {
             return Err(stale(e, &format!("it is now a {} (was {})", node.role, e.role)));
         }
-        if node.states.iter().any(|s| s == "defunct") {
+        let has = |states: &[String], name: &str| states.iter().any(|s| s == name);
+        if has(&node.states, "defunct") {
             return Err(stale(e, "it is defunct"));
+        }
+        // Only where the toolkit said "showing" at observation time (GTK4 never does).
+        if has(&e.states, "showing") && !has(&node.states, "showing") {
+            return Err(stale(e, "it is no longer shown (closed, hidden or scrolled away)"));
         }
         Ok((rule, obj, node))
     }
