@@ -7,7 +7,7 @@
         r = s.call("gui_list", {})     # -> mcp.types.CallToolResult
         data = s.ok(r)                 # structured content; asserts success (stderr tail on failure)
 
-    with mcp_http(env) as s:           # spawns `$LSM_BIN serve --http 127.0.0.1:<free port>`
+    with mcp_http(env) as s:           # spawns `$LSM_BIN serve --http 127.0.0.1:0` (free port)
         s.url                          # http://127.0.0.1:PORT/mcp
         s.raw_call("gui_list", '{}')   # raw JSON text as the arguments (NaN, 1e999, ...)
 
@@ -31,10 +31,9 @@ import signal
 import socket
 import subprocess
 import tempfile
-import threading
 import time
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any, Sequence
 
 import anyio
 import anyio.from_thread
@@ -256,33 +255,28 @@ class LsmSession:
                 yield session
 
     def _spawn_http(self) -> None:
-        last = ""
-        for _attempt in range(3):
-            port = free_port()
-            cmd = [*self.wrapper, self.binary, "serve", "--http", f"127.0.0.1:{port}", *self.args]
-            start = os.path.getsize(self.stderr_path)
-            self.proc = subprocess.Popen(cmd, env=self.env, cwd=str(REPO), stdin=subprocess.DEVNULL,
-                                         stdout=self._errfile, stderr=self._errfile,
-                                         start_new_session=True)
-            deadline = time.monotonic() + START_TIMEOUT
-            while time.monotonic() < deadline:
-                with open(self.stderr_path, "rb") as f:
-                    f.seek(start)
-                    text = f.read().decode("utf-8", "replace")
-                m = re.search(r"lsm: MCP endpoint (http://\S+/mcp)", text)
-                if m:
-                    self.url, self.port = m.group(1), port
-                    return
-                if self.proc.poll() is not None:
-                    last = text
-                    break
-                time.sleep(0.02)
-            else:
-                raise TimeoutError(f"no 'lsm: MCP endpoint' line on stderr within {START_TIMEOUT}s")
-            self.proc = None
-            if "in use" not in last.lower():
-                break
-        raise RuntimeError(f"lsm serve --http exited before listening: {last[-2000:]}")
+        """Start `lsm serve --http 127.0.0.1:0` (the kernel picks a free port, no race) and wait
+        for the `lsm: MCP endpoint http://127.0.0.1:PORT/mcp` line on stderr."""
+        cmd = [*self.wrapper, self.binary, "serve", "--http", "127.0.0.1:0", *self.args]
+        start = os.path.getsize(self.stderr_path)
+        self.proc = subprocess.Popen(cmd, env=self.env, cwd=str(REPO), stdin=subprocess.DEVNULL,
+                                     stdout=self._errfile, stderr=self._errfile,
+                                     start_new_session=True)
+        deadline = time.monotonic() + START_TIMEOUT
+        while time.monotonic() < deadline:
+            with open(self.stderr_path, "rb") as f:
+                f.seek(start)
+                text = f.read().decode("utf-8", "replace")
+            m = re.search(r"lsm: MCP endpoint (http://[^/\s]+:(\d+)/mcp)", text)
+            if m:
+                self.url, self.port = m.group(1), int(m.group(2))
+                assert self.port != 0, text
+                return
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"lsm serve --http exited ({self.proc.returncode}) before listening: "
+                                   f"{text[-2000:]}")
+            time.sleep(0.02)
+        raise TimeoutError(f"no 'lsm: MCP endpoint' line on stderr within {START_TIMEOUT}s")
 
     def close(self) -> None:
         if self._closed:
@@ -308,11 +302,14 @@ class LsmSession:
         p = self.proc
         if p is None or p.poll() is not None:
             return
-        p.send_signal(signal.SIGTERM)
+        # its own process group (start_new_session): a wrapper (strace, unshare) goes with it
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(p.pid, signal.SIGTERM)
         try:
             p.wait(5)
         except subprocess.TimeoutExpired:
-            p.kill()
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(p.pid, signal.SIGKILL)
             p.wait(5)
 
     def __enter__(self) -> "LsmSession":
@@ -342,9 +339,12 @@ class LsmSession:
 
         try:
             return self._portal.call(bounded)
-        except TimeoutError as e:
-            raise TimeoutError(f"{what}: no answer within {limit}s over {self.transport}"
-                               f"\n--- server stderr (tail) ---\n{self.stderr_tail()}") from e
+        except Exception as e:  # noqa: BLE001
+            # anyio's fail_after raises TimeoutError; the SDK's read timeout raises MCPError
+            if isinstance(e, TimeoutError) or "timed out" in str(e):
+                raise TimeoutError(f"{what}: no answer within {limit}s over {self.transport}"
+                                   f"\n--- server stderr (tail) ---\n{self.stderr_tail()}") from e
+            raise
 
     def list_tools(self) -> list[types.Tool]:
         return self._run(self.session.list_tools, what="tools/list").tools
@@ -386,7 +386,7 @@ def mcp_stdio(env: dict[str, str] | None = None, **kw) -> LsmSession:
 
 
 def mcp_http(env: dict[str, str] | None = None, **kw) -> LsmSession:
-    """An open Streamable HTTP session to a fresh `lsm serve --http 127.0.0.1:<port>`."""
+    """An open Streamable HTTP session to a fresh `lsm serve --http 127.0.0.1:0` (s.url, s.port)."""
     return LsmSession("http", env, **kw).open()
 
 
@@ -541,6 +541,39 @@ class RawStdio:
             assert msg is not None, f"server closed stdout\n{_tail(self.stderr_path)}"
             if msg.get("id") == req_id and ("result" in msg or "error" in msg):
                 return msg
+
+    def exchange(self, line: str | bytes, timeout: float | None = None, expect_id: Any = None,
+                 grace: float = 2.0) -> list[dict]:
+        """Send one raw line, then a ping as a sentinel; every message that came back (an empty
+        list: the line was dropped without an answer). With `expect_id`, an answer to that id
+        may still come after the sentinel's (requests run concurrently): wait `grace` s for it."""
+        self._sentinel = getattr(self, "_sentinel", 0) + 1
+        sid = f"sentinel-{self._sentinel}"
+        self.send(line)
+        self.send(json.dumps({"jsonrpc": "2.0", "id": sid, "method": "ping"}))
+        got: list[dict] = []
+        deadline = None  # set once the sentinel is answered
+        while True:
+            if deadline is not None and (expect_id is None or any(m.get("id") == expect_id for m in got)):
+                return got
+            try:
+                wait = timeout if deadline is None else max(0.0, deadline - time.monotonic())
+                msg = self.read_message(wait)
+            except TimeoutError:
+                if deadline is not None:
+                    return got
+                raise
+            assert msg is not None, f"server closed stdout\n{_tail(self.stderr_path)}"
+            if msg.get("id") == sid:
+                deadline = time.monotonic() + grace
+            else:
+                got.append(msg)
+
+    def call_tool_raw(self, name: str, arguments_json: str, req_id: int = 1000) -> dict:
+        """tools/call with `arguments_json` spliced verbatim; the JSON-RPC response dict."""
+        self.send('{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":%s,"arguments":%s}}'
+                  % (req_id, json.dumps(name), arguments_json))
+        return self.wait_id(req_id)
 
     def close(self) -> None:
         p = self.proc

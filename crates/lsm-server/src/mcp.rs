@@ -74,10 +74,8 @@ impl LsmMcp {
                 let out = self.machines.get(machine.as_deref())?.action(request).await?;
                 Ok(success(outline::action_text(&out), to_value(&out)?, None))
             }
-            other => Err(GuiError::new(
-                ErrorCode::UnsupportedAction,
-                format!("unknown tool {other:?}; tools are gui_list, gui_state, gui_action"),
-            )),
+            // Unknown tools are answered as a protocol error in `call_tool`.
+            other => Err(GuiError::invalid(format!("unknown tool {other:?}"))),
         }
     }
 }
@@ -146,7 +144,11 @@ fn opt_count(args: &JsonObject, name: &str) -> GuiResult<Option<u64>> {
         None | Some(Value::Null) => Ok(None),
         Some(Value::Number(n)) => match (n.as_u64(), n.as_f64()) {
             (Some(v), _) => Ok(Some(v)),
-            (None, Some(f)) if f.is_finite() && f >= 0.0 && f.fract() == 0.0 => Ok(Some(f as u64)),
+            // Whole but beyond u64: far over any limit.
+            (None, Some(f)) if f.is_finite() && f >= 0.0 && f.fract() == 0.0 => Err(GuiError::new(
+                ErrorCode::LimitExceeded,
+                format!("{name} is {f:e}; far above what is allowed"),
+            )),
             _ => Err(GuiError::invalid(format!(
                 "{name} must be a non-negative whole number"
             ))),
@@ -177,6 +179,16 @@ impl ServerHandler for LsmMcp {
         request: CallToolRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
+        if ![GUI_LIST, GUI_STATE, GUI_ACTION].contains(&request.name.as_ref()) {
+            // MCP: an unknown tool is a JSON-RPC invalid-params error, not a tool result.
+            return Err(McpError::invalid_params(
+                format!(
+                    "unknown tool {:?}; tools are gui_list, gui_state, gui_action",
+                    request.name
+                ),
+                None,
+            ));
+        }
         let args = request.arguments.unwrap_or_default();
         let started = std::time::Instant::now();
         let result = match self.dispatch(&request.name, &args).await {
