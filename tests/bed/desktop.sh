@@ -52,7 +52,7 @@ SCREEN_GEOM="${LSM_BED_SCREEN:-1280x800x24}"
 WM="${LSM_BED_WM:-xfwm4}"
 COMPOSITOR="${LSM_BED_COMPOSITOR:-0}"
 TIMEOUT="${LSM_BED_TIMEOUT:-60}"
-APPS="${LSM_BED_APPS:-testapp qt5-calculator xterm}"
+APPS="${LSM_BED_APPS:-gtk4-widget-factory testapp qt5-calculator xterm}"
 TESTAPP="$REPO/tests/apps/lsm_testapp.py"
 QT_CALC=/usr/lib/x86_64-linux-gnu/qt5/examples/widgets/widgets/calculator/calculator
 

@@ -37,8 +37,8 @@ fn press_actions(node: &RawNode) -> Vec<&'static str> {
 enum CoordRule {
     /// Screen extents are right (GTK3, Qt5): subtract the window's screen origin.
     Screen,
-    /// Extents relative to the toplevel surface including the client-side shadow (GTK4):
-    /// subtract `_GTK_FRAME_EXTENTS` left/top.
+    /// Extents relative to the window's content inside its client-side shadow (GTK4),
+    /// whatever the window's screen position: add `_GTK_FRAME_EXTENTS` left/top.
     Surface,
 }
 
@@ -73,9 +73,11 @@ impl CoordRule {
     fn offset(self, win: &X11Window) -> (i32, i32) {
         match self {
             Self::Screen => (-win.bounds.x, -win.bounds.y),
+            // GTK4 reports extents relative to its content, which starts inside the client-side
+            // shadow; the X window (our window space) includes that shadow.
             Self::Surface => {
                 let [left, _right, top, _bottom] = win.gtk_frame_extents.unwrap_or([0; 4]);
-                (-(left as i32), -(top as i32))
+                (left as i32, top as i32)
             }
         }
     }
@@ -255,7 +257,10 @@ impl LinuxBackend {
         }
         // Only where the toolkit said "showing" at observation time (GTK4 never does).
         if has(&e.states, "showing") && !has(&node.states, "showing") {
-            return Err(stale(e, "it is no longer shown (closed, hidden or scrolled away)"));
+            return Err(stale(
+                e,
+                "it is no longer shown (closed, hidden or scrolled away)",
+            ));
         }
         Ok((rule, obj, node))
     }
