@@ -6,7 +6,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "lib"))
 
-from gui_flow import find_window, wait_for  # noqa: E402
+from gui_flow import act, find_window, observe, wait_for  # noqa: E402
 from lsm_fixtures import *  # noqa: E402,F401,F403
 
 TITLE = "lsm test app"
@@ -28,6 +28,8 @@ def state_with_image(s, window) -> tuple[dict, bytes]:
 def test_uncovered_window_capture_matches_its_coordinate_space(lsm_stdio):
     s = lsm_stdio
     win = find_window(s, app="calculator")
+    # Other tests raise other windows: bring this one to the top first.
+    act(s, observe(s, win, include_elements=False), [{"type": "focus"}])
     data, png = state_with_image(s, win)
     space = data["coordinate_space"]
     assert png_size(png) == (space["width"], space["height"]) == (win["bounds"]["width"], win["bounds"]["height"])
