@@ -1,11 +1,15 @@
 //! The AT-SPI half of the Linux backend: applications, their top-level windows, fast tree walks and
 //! semantic actions over the accessibility bus.
 //!
-//! Every D-Bus call goes through [`Atspi::call`], which bounds it with a timeout: a hung
+//! Every D-Bus call goes through `Atspi::call_t`, which bounds it with a timeout: a hung
 //! application must never block a caller. Calls are raw `call_method`s rather than generated
 //! proxies so that replies the `atspi` types reject (unknown roles, states or interfaces from a
 //! newer toolkit) still decode, and so that no proxy property cache or match rule is set up.
-//! `org.freedesktop.DBus.Properties.GetAll` is never used: Qt 5.15 crashes on it.
+//!
+//! Speed comes from few calls, all in flight at once: the application answers one call at a time
+//! (30–150 µs each here), so the number of calls is the cost. Toolkit quirks decide which shortcuts
+//! are safe (see `Flavor`): `Properties.GetAll` only for GTK (Qt 5.15 crashes on it),
+//! `Cache.GetItems` for GTK 4, and how `Text.GetText` may be bounded.
 
 use ::atspi as at;
 use futures_util::stream::{FuturesUnordered, StreamExt};
@@ -203,7 +207,11 @@ impl CallError {
 fn classify(what: &str, e: zbus::Error) -> CallError {
     match e {
         zbus::Error::MethodError(name, detail, _) => {
-            let msg = format!("{what}: {}{}", name.as_str(), detail.map(|d| format!(": {d}")).unwrap_or_default());
+            let msg = format!(
+                "{what}: {}{}",
+                name.as_str(),
+                detail.map(|d| format!(": {d}")).unwrap_or_default()
+            );
             match name.as_str() {
                 "org.freedesktop.DBus.Error.UnknownObject"
                 | "org.freedesktop.DBus.Error.ServiceUnknown"
@@ -230,6 +238,8 @@ pub struct Atspi {
     call_timeout: Duration,
     /// Application info by unique bus name: it never changes for a given connection.
     apps: Arc<Mutex<HashMap<String, AppInfo>>>,
+    /// Toolkit name and version by unique bus name, for the toolkit-specific paths.
+    toolkits: Arc<Mutex<HashMap<String, (String, String)>>>,
 }
 
 impl std::fmt::Debug for Atspi {
@@ -245,6 +255,86 @@ struct Fetched {
     children: Vec<ObjRef>,
     /// False when the node is hidden or outside the clip: drop it with its subtree.
     keep: bool,
+}
+
+/// The properties every object is read for first.
+#[derive(Clone)]
+struct Basics {
+    role: String,
+    states: Vec<String>,
+    interfaces: Vec<String>,
+    name: String,
+    description: String,
+    child_count: i32,
+}
+
+/// What `Cache.GetItems` told about an application's objects.
+#[derive(Default)]
+struct Prefetch {
+    basics: HashMap<ObjRef, Basics>,
+}
+
+/// Shared state of one walk.
+struct WalkCtx {
+    clip: Option<Rect>,
+    pre: Option<Prefetch>,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum TextMode {
+    /// `GetText(0, -1)`: all of it in one call (GTK 3; GTK 4.8 answers "" to it).
+    ToEnd,
+    /// `GetText(0, 4096)`: the toolkit clamps the end (GTK 4, Qt; GTK 3 would read past the end).
+    Clamped,
+    /// Ask `CharacterCount` first, then read at most [`MAX_TEXT_CHARS`].
+    CountFirst,
+    /// Only the length, as bullets.
+    Masked,
+}
+
+/// How to talk to one toolkit: what it gets wrong decides the fastest safe calls.
+#[derive(Clone, Copy, Debug)]
+struct Flavor {
+    /// `Properties.GetAll` works (GTK). Qt 5.15 crashes on it, so only where known to work.
+    getall: bool,
+    text: TextMode,
+    /// `Cache.GetItems` gives live data for the whole application (GTK 4).
+    cache: bool,
+}
+
+impl Flavor {
+    fn of(toolkit: &str, version: &str) -> Flavor {
+        let major = version
+            .split('.')
+            .next()
+            .and_then(|m| m.parse::<u32>().ok())
+            .unwrap_or(0);
+        if toolkit.eq_ignore_ascii_case("gtk") && major >= 4 {
+            Flavor {
+                getall: true,
+                text: TextMode::Clamped,
+                cache: true,
+            }
+        } else if toolkit.eq_ignore_ascii_case("gtk") {
+            Flavor {
+                getall: true,
+                text: TextMode::ToEnd,
+                cache: false,
+            }
+        } else if toolkit.eq_ignore_ascii_case("qt") {
+            Flavor {
+                getall: false,
+                text: TextMode::Clamped,
+                cache: false,
+            }
+        } else {
+            Flavor {
+                getall: false,
+                text: TextMode::CountFirst,
+                cache: false,
+            }
+        }
+    }
 }
 
 /// One completed walk node waiting for the pre-order renumbering.
@@ -264,7 +354,9 @@ impl Atspi {
 
     /// [`Atspi::connect`] with another per-call timeout.
     pub async fn connect_with_timeout(address: Option<&str>, call_timeout: Duration) -> GuiResult<Atspi> {
-        let env = std::env::var("AT_SPI_BUS_ADDRESS").ok().filter(|a| !a.trim().is_empty());
+        let env = std::env::var("AT_SPI_BUS_ADDRESS")
+            .ok()
+            .filter(|a| !a.trim().is_empty());
         let address = match address.map(str::to_string).or(env) {
             Some(a) => a,
             None => Self::address_from_session_bus(call_timeout).await?,
@@ -289,6 +381,7 @@ impl Atspi {
             address,
             call_timeout,
             apps: Arc::default(),
+            toolkits: Arc::default(),
         })
     }
 
@@ -299,20 +392,27 @@ impl Atspi {
             ));
         }
         let work = async {
-            let session = zbus::Connection::session().await.map_err(|e| format!("session bus: {e}"))?;
+            let session = zbus::Connection::session()
+                .await
+                .map_err(|e| format!("session bus: {e}"))?;
             let proxy = at::proxy::bus::BusProxy::builder(&session)
                 .cache_properties(zbus::proxy::CacheProperties::No)
                 .build()
                 .await
                 .map_err(|e| format!("org.a11y.Bus proxy: {e}"))?;
-            proxy.get_address().await.map_err(|e| format!("org.a11y.Bus.GetAddress: {e}"))
+            proxy
+                .get_address()
+                .await
+                .map_err(|e| format!("org.a11y.Bus.GetAddress: {e}"))
         };
         match tokio::time::timeout(call_timeout * 2, work).await {
-            Err(_) => Err(GuiError::unavailable("asking the session bus for the accessibility bus timed out")),
+            Err(_) => Err(GuiError::unavailable(
+                "asking the session bus for the accessibility bus timed out",
+            )),
             Ok(Err(e)) => Err(GuiError::unavailable(format!("no accessibility bus found: {e}"))),
-            Ok(Ok(a)) if a.trim().is_empty() => {
-                Err(GuiError::unavailable("org.a11y.Bus.GetAddress returned an empty address"))
-            }
+            Ok(Ok(a)) if a.trim().is_empty() => Err(GuiError::unavailable(
+                "org.a11y.Bus.GetAddress returned an empty address",
+            )),
             Ok(Ok(a)) => Ok(a),
         }
     }
@@ -358,11 +458,26 @@ impl Atspi {
         B: serde::Serialize + zv::DynamicType + Sync,
         R: zv::Type + DeserializeOwned,
     {
-        self.call_t(self.call_timeout, &obj.bus, &obj.path, iface, method, body).await
+        self.call_t(self.call_timeout, &obj.bus, &obj.path, iface, method, body)
+            .await
     }
 
-    async fn prop_t(&self, limit: Duration, obj: &ObjRef, iface: &str, name: &str) -> Result<OwnedValue, CallError> {
-        self.call_t(limit, &obj.bus, &obj.path, IFACE_PROPERTIES, "Get", &(iface, name)).await
+    async fn prop_t(
+        &self,
+        limit: Duration,
+        obj: &ObjRef,
+        iface: &str,
+        name: &str,
+    ) -> Result<OwnedValue, CallError> {
+        self.call_t(
+            limit,
+            &obj.bus,
+            &obj.path,
+            IFACE_PROPERTIES,
+            "Get",
+            &(iface, name),
+        )
+        .await
     }
 
     async fn prop(&self, obj: &ObjRef, iface: &str, name: &str) -> Result<OwnedValue, CallError> {
@@ -385,7 +500,8 @@ impl Atspi {
     }
 
     async fn children_of(&self, obj: &ObjRef) -> Result<Vec<ObjRef>, CallError> {
-        let list: Vec<(String, OwnedObjectPath)> = self.call(obj, IFACE_ACCESSIBLE, "GetChildren", &()).await?;
+        let list: Vec<(String, OwnedObjectPath)> =
+            self.call(obj, IFACE_ACCESSIBLE, "GetChildren", &()).await?;
         Ok(list
             .into_iter()
             .map(|(bus, path)| ObjRef::new(bus, path.as_str()))
@@ -421,35 +537,51 @@ impl Atspi {
     }
 
     async fn extents_of(&self, obj: &ObjRef, coords: CoordKind) -> Result<Option<Rect>, CallError> {
-        let (x, y, w, h): (i32, i32, i32, i32) =
-            self.call(obj, IFACE_COMPONENT, "GetExtents", &(coords.atspi(),)).await?;
+        let (x, y, w, h): (i32, i32, i32, i32) = self
+            .call(obj, IFACE_COMPONENT, "GetExtents", &(coords.atspi(),))
+            .await?;
         Ok(extents_rect(x, y, w, h))
     }
 
-    /// Action names; `GetActions` first, the per-index calls for toolkits without it.
+    /// Action names for the tree, in one `GetActions` call. Those are the localized names ("Click"
+    /// for "click" in GTK): lowercased they match the canonical ones in English sessions.
     async fn action_names(&self, obj: &ObjRef) -> Result<Vec<String>, CallError> {
-        match self.call::<_, Vec<(String, String, String)>>(obj, IFACE_ACTION, "GetActions", &()).await {
-            Ok(list) => Ok(list.into_iter().map(|(name, _, _)| name).collect()),
-            Err(CallError::Unsupported(_)) => {
-                let n = self.prop_int(obj, IFACE_ACTION, "NActions").await?.clamp(0, 64) as i32;
-                let names = (0..n).map(|i| async move { self.call::<_, String>(obj, IFACE_ACTION, "GetName", &(i,)).await });
-                futures_util::future::join_all(names).await.into_iter().collect()
-            }
+        match self
+            .call::<_, Vec<(String, String, String)>>(obj, IFACE_ACTION, "GetActions", &())
+            .await
+        {
+            Ok(list) => Ok(list.into_iter().map(|(name, _, _)| name.to_lowercase()).collect()),
+            Err(CallError::Unsupported(_)) => self.raw_action_names(obj).await,
             Err(e) => Err(e),
         }
     }
 
-    /// The text of a Text object, at most [`MAX_TEXT_CHARS`] characters; masked for passwords.
-    async fn text_of(&self, obj: &ObjRef, password: bool) -> Result<String, CallError> {
-        let count = self.prop_int(obj, IFACE_TEXT, "CharacterCount").await?;
-        let end = count.clamp(0, MAX_TEXT_CHARS as i64) as i32;
-        if end == 0 {
-            return Ok(String::new());
-        }
-        if password {
-            // Never copy a password out of the application, only its length.
-            return Ok("•".repeat(end as usize));
-        }
+    /// The canonical, not localized, action names (`NActions` + `GetName` each).
+    async fn raw_action_names(&self, obj: &ObjRef) -> Result<Vec<String>, CallError> {
+        let n = self.prop_int(obj, IFACE_ACTION, "NActions").await?.clamp(0, 256) as i32;
+        let names =
+            (0..n).map(|i| async move { self.call::<_, String>(obj, IFACE_ACTION, "GetName", &(i,)).await });
+        futures_util::future::join_all(names).await.into_iter().collect()
+    }
+
+    /// The text of a Text object, at most [`MAX_TEXT_CHARS`] characters.
+    async fn text_of(&self, obj: &ObjRef, mode: TextMode) -> Result<String, CallError> {
+        let end = match mode {
+            TextMode::ToEnd => -1,
+            TextMode::Clamped => MAX_TEXT_CHARS,
+            TextMode::CountFirst | TextMode::Masked => {
+                let count = self.prop_int(obj, IFACE_TEXT, "CharacterCount").await?;
+                let end = count.clamp(0, MAX_TEXT_CHARS as i64) as i32;
+                if end == 0 {
+                    return Ok(String::new());
+                }
+                if mode == TextMode::Masked {
+                    // Never copy a password out of the application, only its length.
+                    return Ok("•".repeat(end as usize));
+                }
+                end
+            }
+        };
         let text: String = self.call(obj, IFACE_TEXT, "GetText", &(0i32, end)).await?;
         // Toolkits count characters differently (UTF-16 units in Qt): cut here as well.
         Ok(match text.char_indices().nth(MAX_TEXT_CHARS as usize) {
@@ -459,26 +591,46 @@ impl Atspi {
     }
 
     async fn value_of(&self, obj: &ObjRef) -> Result<String, CallError> {
-        Ok(format_number(self.prop_f64(obj, IFACE_VALUE, "CurrentValue").await?))
+        Ok(format_number(
+            self.prop_f64(obj, IFACE_VALUE, "CurrentValue").await?,
+        ))
     }
 
-    /// Reads one object. `None` when it is gone or defunct. `children` asks for the child list
-    /// (at most `child_budget` entries) of kept nodes; `clip` drops nodes lying entirely outside it.
-    async fn fetch(
-        &self,
-        obj: ObjRef,
-        coords: CoordKind,
-        children: bool,
-        child_budget: usize,
-        clip: Option<Rect>,
-    ) -> Result<Option<Fetched>, CallError> {
-        let (role, states, ifaces, name, description, child_count) = tokio::join!(
-            self.role_of(&obj),
-            self.states_of(&obj),
-            self.call::<_, Vec<String>>(&obj, IFACE_ACCESSIBLE, "GetInterfaces", &()),
-            self.prop_string(&obj, IFACE_ACCESSIBLE, "Name"),
-            self.prop_string(&obj, IFACE_ACCESSIBLE, "Description"),
-            self.prop_int(&obj, IFACE_ACCESSIBLE, "ChildCount"),
+    /// Role, states, interfaces, name, description and child count of one object. `None` when it
+    /// is gone or defunct. `getall`: read the Accessible properties in one `GetAll`.
+    async fn basics(&self, obj: &ObjRef, getall: bool) -> Result<Option<Basics>, CallError> {
+        let props = async {
+            if getall {
+                let all: Result<HashMap<String, OwnedValue>, CallError> = self
+                    .call(obj, IFACE_PROPERTIES, "GetAll", &(IFACE_ACCESSIBLE,))
+                    .await;
+                if let Ok(mut all) = all {
+                    let mut s = |k: &str| {
+                        all.remove(k)
+                            .and_then(|v| String::try_from(v).ok())
+                            .unwrap_or_default()
+                    };
+                    let (name, description) = (s("Name"), s("Description"));
+                    let count = all.get("ChildCount").and_then(value_as_i64).unwrap_or(0);
+                    return (name, description, count);
+                }
+            }
+            let (name, description, count) = tokio::join!(
+                self.prop_string(obj, IFACE_ACCESSIBLE, "Name"),
+                self.prop_string(obj, IFACE_ACCESSIBLE, "Description"),
+                self.prop_int(obj, IFACE_ACCESSIBLE, "ChildCount"),
+            );
+            (
+                name.unwrap_or_default(),
+                description.unwrap_or_default(),
+                count.unwrap_or(0),
+            )
+        };
+        let (role, states, ifaces, (name, description, child_count)) = tokio::join!(
+            self.role_of(obj),
+            self.states_of(obj),
+            self.call::<_, Vec<String>>(obj, IFACE_ACCESSIBLE, "GetInterfaces", &()),
+            props,
         );
         // Role and states are what the object is: without them there is nothing to report.
         let states = match states {
@@ -486,92 +638,189 @@ impl Atspi {
             Err(CallError::Gone(_)) => return Ok(None),
             Err(e) => return Err(e),
         };
-        if states.iter().any(|s| s == "defunct") {
-            return Ok(None);
-        }
         let role = match role {
             Ok(r) => r,
             Err(CallError::Gone(_)) => return Ok(None),
             Err(e) => return Err(e),
         };
-        let interfaces: Vec<String> = ifaces
-            .unwrap_or_default()
-            .into_iter()
-            .map(|i| i.strip_prefix(IFACE_PREFIX).map(str::to_string).unwrap_or(i))
-            .collect();
-        let has = |i: &str| interfaces.iter().any(|x| x == i);
-        let (has_component, has_action, has_text, has_value) =
-            (has("Component"), has("Action"), has("Text"), has("Value"));
-        let password = role == "password_text";
+        Ok(Some(Basics {
+            role,
+            states,
+            interfaces: short_interfaces(ifaces.unwrap_or_default()),
+            name,
+            description,
+            child_count: child_count.clamp(0, i32::MAX as i64) as i32,
+        }))
+    }
 
+    /// Every object the application has registered, from `Cache.GetItems` (GTK 4 answers it with
+    /// live data in one call; GTK 3 only while a screen reader listens, Qt with nothing).
+    async fn cache_items(&self, bus: &str, limit: Duration) -> Option<Prefetch> {
+        type Item = (
+            (String, OwnedObjectPath),
+            (String, OwnedObjectPath),
+            (String, OwnedObjectPath),
+            i32,
+            i32,
+            Vec<String>,
+            String,
+            u32,
+            String,
+            Vec<u32>,
+        );
+        let items: Vec<Item> = self
+            .call_t(
+                limit,
+                bus,
+                "/org/a11y/atspi/cache",
+                "org.a11y.atspi.Cache",
+                "GetItems",
+                &(),
+            )
+            .await
+            .ok()?;
+        let mut pre = Prefetch::default();
+        // Only the properties: the parent links there disagree with GetChildren in GTK 4.8 (stack
+        // pages), and the tree must not change shape with the path taken.
+        for (o, _app, _parent, _index, count, ifaces, name, role, description, states) in items {
+            let basics = Basics {
+                role: role_name(role),
+                states: state_names(&states),
+                interfaces: short_interfaces(ifaces),
+                name,
+                description,
+                child_count: count.max(0),
+            };
+            pre.basics.insert(ObjRef::new(o.0, o.1.as_str()), basics);
+        }
+        Some(pre)
+    }
+
+    /// Reads one object. `None` when it is gone or defunct. With `prune`, hidden objects, empty
+    /// ones and those outside the walk's clip come back with `keep == false` (and fewer
+    /// properties). `children`: read the child list of kept objects, at most this many.
+    async fn fetch(
+        &self,
+        obj: ObjRef,
+        coords: CoordKind,
+        flavor: Flavor,
+        walk: Option<&WalkCtx>,
+        prune: bool,
+        children: Option<usize>,
+    ) -> Result<Option<Fetched>, CallError> {
+        let pre = walk.and_then(|w| w.pre.as_ref());
+        let b = match pre.and_then(|p| p.basics.get(&obj)) {
+            Some(b) => b.clone(),
+            None => match self.basics(&obj, flavor.getall).await? {
+                Some(b) => b,
+                None => return Ok(None),
+            },
+        };
+        if b.states.iter().any(|s| s == "defunct") {
+            return Ok(None);
+        }
+        let mut node = RawNode {
+            obj,
+            parent: None,
+            depth: 0,
+            role: b.role,
+            name: b.name,
+            description: b.description,
+            value: None,
+            states: b.states,
+            actions: Vec::new(),
+            extents: None,
+            interfaces: b.interfaces,
+            child_count: b.child_count,
+        };
+        // GTK 4.8 never sets "showing" below the window: decide from "visible" and geometry.
+        if prune && !node.has_state("visible") {
+            return Ok(Some(Fetched {
+                node,
+                children: Vec::new(),
+                keep: false,
+            }));
+        }
+        let obj = &node.obj;
+        let (has_component, has_action, has_text, has_value) = (
+            node.has_interface("Component"),
+            node.has_interface("Action"),
+            node.has_interface("Text"),
+            node.has_interface("Value"),
+        );
+        let long =
+            node.has_state("multi_line") || node.role.starts_with("document") || node.role == "terminal";
+        let text_mode = match flavor.text {
+            _ if node.role == "password_text" => TextMode::Masked,
+            // Possibly long and no clamping: ask the length first and read only the head.
+            TextMode::ToEnd if long => TextMode::CountFirst,
+            m => m,
+        };
         let (extents, actions, value) = tokio::join!(
             async {
                 if has_component {
-                    self.extents_of(&obj, coords).await.ok().flatten()
+                    let arg = (coords.atspi(),);
+                    let e = self.call::<_, (i32, i32, i32, i32)>(obj, IFACE_COMPONENT, "GetExtents", &arg);
+                    e.await.ok()
                 } else {
                     None
                 }
             },
             async {
                 if has_action {
-                    self.action_names(&obj).await.unwrap_or_default()
+                    self.action_names(obj).await.unwrap_or_default()
                 } else {
                     Vec::new()
                 }
             },
             async {
                 if has_text {
-                    if let Ok(t) = self.text_of(&obj, password).await {
+                    if let Ok(t) = self.text_of(obj, text_mode).await {
                         return Some(t);
                     }
                 }
                 if has_value {
-                    return self.value_of(&obj).await.ok();
+                    return self.value_of(obj).await.ok();
                 }
                 None
             },
         );
-
-        let child_count = child_count.map(|c| c.clamp(0, i32::MAX as i64) as i32).unwrap_or(0);
-        // GTK 4.8 never sets "showing" below the window: decide from "visible" and geometry.
-        let visible = states.iter().any(|s| s == "visible");
-        let outside = match (extents, clip) {
+        node.extents = extents.and_then(|(x, y, w, h)| extents_rect(x, y, w, h));
+        node.actions = actions;
+        node.value = value;
+        // An object that answered with no area is not laid out (a hidden stack page in GTK 4,
+        // a scrolled-away row in GTK 3): nothing below it has any area either.
+        let empty = extents.is_some() && node.extents.is_none();
+        let outside = match (node.extents, walk.and_then(|w| w.clip)) {
             (Some(e), Some(c)) => e.intersect(&c).is_none(),
             _ => false,
         };
-        let keep = visible && !outside;
+        if prune && (empty || outside) {
+            return Ok(Some(Fetched {
+                node,
+                children: Vec::new(),
+                keep: false,
+            }));
+        }
 
-        let kids = if children && keep && child_count > 0 && child_budget > 0 {
-            if child_count <= MAX_BULK_CHILDREN {
-                match self.children_of(&obj).await {
-                    Ok(k) => k,
-                    Err(CallError::Gone(_)) => return Ok(None),
-                    Err(_) => self.children_by_index(&obj, child_count, child_budget).await,
-                }
-            } else {
-                self.children_by_index(&obj, child_count, child_budget).await
+        let count = node.child_count;
+        let obj = &node.obj;
+        let child_budget = children.unwrap_or(0);
+        let kids = if count == 0 || child_budget == 0 {
+            Vec::new()
+        } else if count <= MAX_BULK_CHILDREN {
+            match self.children_of(obj).await {
+                Ok(k) => k,
+                Err(CallError::Gone(_)) => return Ok(None),
+                Err(_) => self.children_by_index(obj, count, child_budget).await,
             }
         } else {
-            Vec::new()
+            self.children_by_index(obj, count, child_budget).await
         };
-
         Ok(Some(Fetched {
-            node: RawNode {
-                obj,
-                parent: None,
-                depth: 0,
-                role,
-                name: name.unwrap_or_default(),
-                description: description.unwrap_or_default(),
-                value,
-                states,
-                actions,
-                extents,
-                interfaces,
-                child_count,
-            },
+            node,
             children: kids,
-            keep,
+            keep: true,
         }))
     }
 
@@ -582,7 +831,9 @@ impl Atspi {
     pub async fn applications(&self) -> GuiResult<Vec<AppInfo>> {
         let registry = ObjRef::new(REGISTRY_BUS, ROOT_PATH);
         let roots = self.children_of(&registry).await.map_err(|e| match e {
-            CallError::Gone(why) => GuiError::unavailable(format!("the AT-SPI registry is not running ({why})")),
+            CallError::Gone(why) => {
+                GuiError::unavailable(format!("the AT-SPI registry is not running ({why})"))
+            }
             other => other.into_gui(&registry),
         })?;
         let cached: HashMap<String, AppInfo> = self.apps.lock().map(|m| m.clone()).unwrap_or_default();
@@ -602,6 +853,14 @@ impl Atspi {
             // Only complete answers are remembered, so a slow app is asked again next time.
             if !app.name.is_empty() || !app.toolkit.is_empty() {
                 fresh.insert(app.obj.bus.clone(), app.clone());
+            }
+            if !app.toolkit.is_empty() {
+                if let Ok(mut m) = self.toolkits.lock() {
+                    m.insert(
+                        app.obj.bus.clone(),
+                        (app.toolkit.clone(), app.toolkit_version.clone()),
+                    );
+                }
             }
             out.push(app);
         }
@@ -632,7 +891,9 @@ impl Atspi {
         if matches!(pid, Err(CallError::Gone(_))) || matches!(name, Err(CallError::Gone(_))) {
             return None;
         }
-        let s = |v: Result<OwnedValue, CallError>| v.ok().and_then(|v| String::try_from(v).ok()).unwrap_or_default();
+        let s = |v: Result<OwnedValue, CallError>| {
+            v.ok().and_then(|v| String::try_from(v).ok()).unwrap_or_default()
+        };
         Some(AppInfo {
             obj: root,
             pid: pid.ok().filter(|p| *p > 0),
@@ -642,14 +903,23 @@ impl Atspi {
         })
     }
 
-    /// The toolkit of the application owning `bus` ("" when unknown).
-    async fn toolkit_of(&self, bus: &str) -> String {
-        if let Some(a) = self.apps.lock().ok().and_then(|m| m.get(bus).cloned()) {
-            return a.toolkit;
+    /// Toolkit name and version of the application owning `bus` ("" when unknown).
+    async fn toolkit_of(&self, bus: &str) -> (String, String) {
+        if let Some(t) = self.toolkits.lock().ok().and_then(|m| m.get(bus).cloned()) {
+            return t;
         }
-        self.prop_string(&ObjRef::new(bus, ROOT_PATH), IFACE_APPLICATION, "ToolkitName")
-            .await
-            .unwrap_or_default()
+        let root = ObjRef::new(bus, ROOT_PATH);
+        let (name, version) = tokio::join!(
+            self.prop_string(&root, IFACE_APPLICATION, "ToolkitName"),
+            self.prop_string(&root, IFACE_APPLICATION, "Version"),
+        );
+        let t = (name.unwrap_or_default(), version.unwrap_or_default());
+        if !t.0.is_empty() {
+            if let Ok(mut m) = self.toolkits.lock() {
+                m.insert(bus.to_string(), t.clone());
+            }
+        }
+        t
     }
 
     /// The application's top-level children (frame, dialog, window, alert, ...), with screen
@@ -681,40 +951,92 @@ impl Atspi {
                 states,
             })
         });
-        Ok(futures_util::future::join_all(infos).await.into_iter().flatten().collect())
+        Ok(futures_util::future::join_all(infos)
+            .await
+            .into_iter()
+            .flatten()
+            .collect())
     }
 
     /// Walks the subtree under `root` (included, depth 0), depth-first pre-order in the result.
     /// Objects are fetched many at a time, roughly breadth first, so a cut by `max_elements` or
-    /// the deadline keeps the upper levels. Hidden objects ("visible" unset) and objects entirely
-    /// outside the root's extents are dropped with their subtrees.
+    /// the deadline keeps the upper levels. Hidden objects ("visible" unset), objects with no area
+    /// and objects entirely outside the root's extents are dropped with their subtrees.
     pub async fn walk(&self, root: &ObjRef, opts: &WalkOptions) -> GuiResult<WalkResult> {
         let deadline = tokio::time::Instant::from_std(opts.deadline);
         let max = opts.max_elements;
-        let mut slots: Vec<Slot> = Vec::new();
-        let mut root_slot: Option<usize> = None;
-        // (object, parent slot, index among the parent's children, depth)
-        let mut pending: VecDeque<(ObjRef, Option<usize>, usize, u32)> = VecDeque::new();
-        let mut in_flight = FuturesUnordered::new();
-        let mut clip: Option<Rect> = None;
-        let mut reason: Option<String> = None;
-        let mut depth_cut = false;
-        let mut failed = 0usize;
+        let cut = |why: String| WalkResult {
+            nodes: Vec::new(),
+            truncated: true,
+            truncated_reason: Some(why),
+        };
         if max == 0 {
-            return Ok(WalkResult {
-                nodes: Vec::new(),
-                truncated: true,
-                truncated_reason: Some("max_elements is 0".into()),
-            });
+            return Ok(cut("max_elements is 0".into()));
         }
-        pending.push_back((root.clone(), None, 0, 0));
+        let (toolkit, version) = match tokio::time::timeout_at(deadline, self.toolkit_of(&root.bus)).await {
+            Ok(t) => t,
+            Err(_) => return Ok(cut("deadline reached before the first element was read".into())),
+        };
+        let flavor = Flavor::of(&toolkit, &version);
+        let coords = opts.coords;
+        let want = |depth: u32, budget: usize| (depth < opts.max_depth).then_some(budget.max(1));
 
+        // The root first (never pruned), with GTK 4's whole cache in parallel.
+        let mut ctx = WalkCtx {
+            clip: None,
+            pre: None,
+        };
+        let first = async {
+            let cache = async {
+                // The cache covers the whole application (25 ms for gtk4-widget-factory): worth it
+                // for a real walk, not for a few elements, and never more than half the time left.
+                let left = opts.deadline.saturating_duration_since(Instant::now());
+                if flavor.cache && max >= 64 {
+                    self.cache_items(&root.bus, self.call_timeout.min(left / 2)).await
+                } else {
+                    None
+                }
+            };
+            let top = self.fetch(root.clone(), coords, flavor, Some(&ctx), false, want(0, max));
+            tokio::join!(cache, top)
+        };
+        let (pre, top) = match tokio::time::timeout_at(deadline, first).await {
+            Ok(r) => r,
+            Err(_) => return Ok(cut("deadline reached before the first element was read".into())),
+        };
+        let top = match top {
+            Ok(Some(f)) => f,
+            Ok(None) => return Err(CallError::Gone("defunct".into()).into_gui(root)),
+            Err(e) => return Err(e.into_gui(root)),
+        };
+        ctx.clip = top.node.extents;
+        ctx.pre = pre;
+        let ctx = &ctx;
+
+        let mut slots: Vec<Slot> = Vec::new();
+        // (object, parent slot, index among the parent's children, depth)
+        let mut pending: VecDeque<(ObjRef, usize, usize, u32)> = VecDeque::new();
+        let mut reason: Option<String> = None;
+        let mut depth_cut = top.node.child_count > 0 && opts.max_depth == 0;
+        let mut failed = 0usize;
+        for (i, kid) in top.children.into_iter().enumerate() {
+            pending.push_back((kid, 0, i, 1));
+        }
+        slots.push(Slot {
+            node: top.node,
+            parent: None,
+            order: 0,
+            kids: Vec::new(),
+        });
+
+        let mut in_flight = FuturesUnordered::new();
         loop {
             while in_flight.len() < WALK_CONCURRENCY && slots.len() + in_flight.len() < max {
-                let Some((obj, parent, order, depth)) = pending.pop_front() else { break };
-                let want_children = depth < opts.max_depth;
+                let Some((obj, parent, order, depth)) = pending.pop_front() else {
+                    break;
+                };
                 let budget = max.saturating_sub(slots.len() + in_flight.len() + pending.len());
-                let fut = self.fetch(obj.clone(), opts.coords, want_children, budget.max(1), clip);
+                let fut = self.fetch(obj.clone(), coords, flavor, Some(ctx), true, want(depth, budget));
                 in_flight.push(async move { (obj, parent, order, depth, fut.await) });
             }
             if in_flight.is_empty() {
@@ -731,26 +1053,18 @@ impl Atspi {
                     break;
                 }
             };
-            let Some((obj, parent, order, depth, res)) = next else { break };
-            let is_root = parent.is_none();
+            let Some((obj, parent, order, depth, res)) = next else {
+                break;
+            };
             let fetched = match res {
-                Ok(Some(f)) => f,
-                Ok(None) if is_root => return Err(CallError::Gone("defunct".into()).into_gui(&obj)),
-                Err(e) if is_root => return Err(e.into_gui(&obj)),
-                Ok(None) => continue,
+                Ok(Some(f)) if f.keep => f,
+                Ok(_) => continue,
                 Err(e) => {
                     tracing::debug!("walk: skipping {obj}: {e:?}");
                     failed += 1;
                     continue;
                 }
             };
-            // The root is kept even if hidden: the caller asked for it.
-            if !is_root && !fetched.keep {
-                continue;
-            }
-            if is_root {
-                clip = fetched.node.extents;
-            }
             let idx = slots.len();
             let mut node = fetched.node;
             node.depth = depth;
@@ -758,21 +1072,16 @@ impl Atspi {
                 depth_cut = true;
             }
             for (i, kid) in fetched.children.into_iter().enumerate() {
-                pending.push_back((kid, Some(idx), i, depth + 1));
+                pending.push_back((kid, idx, i, depth + 1));
             }
             slots.push(Slot {
                 node,
-                parent,
+                parent: Some(parent),
                 order,
                 kids: Vec::new(),
             });
-            match parent {
-                Some(p) => {
-                    if let Some(ps) = slots.get_mut(p) {
-                        ps.kids.push(idx);
-                    }
-                }
-                None => root_slot = Some(idx),
+            if let Some(ps) = slots.get_mut(parent) {
+                ps.kids.push(idx);
             }
         }
 
@@ -786,14 +1095,13 @@ impl Atspi {
             reason = Some(format!("{failed} objects did not answer and were left out"));
         }
         if reason.is_none() && depth_cut {
-            reason = Some(format!("max_depth ({}) reached; deeper objects were not read", opts.max_depth));
+            reason = Some(format!(
+                "max_depth ({}) reached; deeper objects were not read",
+                opts.max_depth
+            ));
         }
-        let nodes = match root_slot {
-            Some(r) => preorder(slots, r),
-            None => Vec::new(),
-        };
         Ok(WalkResult {
-            nodes,
+            nodes: preorder(slots, 0),
             truncated: reason.is_some(),
             truncated_reason: reason,
         })
@@ -801,7 +1109,18 @@ impl Atspi {
 
     /// Re-reads one object. `Ok(None)` when it is gone or defunct.
     pub async fn node(&self, obj: &ObjRef, coords: CoordKind) -> GuiResult<Option<RawNode>> {
-        match self.fetch(obj.clone(), coords, false, 0, None).await {
+        let (toolkit, version) = self.toolkit_of(&obj.bus).await;
+        match self
+            .fetch(
+                obj.clone(),
+                coords,
+                Flavor::of(&toolkit, &version),
+                None,
+                false,
+                None,
+            )
+            .await
+        {
             Ok(Some(f)) => Ok(Some(f.node)),
             Ok(None) | Err(CallError::Gone(_)) => Ok(None),
             Err(e) => Err(e.into_gui(obj)),
@@ -811,21 +1130,49 @@ impl Atspi {
     /// Runs the first action among `preferred` (case-insensitive) the object has, else action 0
     /// when `allow_any`. `Ok(Some(name))`: it ran; `Ok(None)`: no such action, or the application
     /// refused it (fall back to input events).
-    pub async fn do_action(&self, obj: &ObjRef, preferred: &[&str], allow_any: bool) -> GuiResult<Option<String>> {
-        let names = match self.action_names(obj).await {
-            Ok(n) => n,
-            Err(CallError::Unsupported(_)) => return Ok(None),
-            Err(e) => return Err(e.into_gui(obj)),
+    pub async fn do_action(
+        &self,
+        obj: &ObjRef,
+        preferred: &[&str],
+        allow_any: bool,
+    ) -> GuiResult<Option<String>> {
+        // Canonical names first (locale-independent), the localized ones as a second chance:
+        // GTK 3 table cells report descriptions as localized names, GTK 4 icons disagree.
+        let (raw, localized) = tokio::join!(
+            self.raw_action_names(obj),
+            self.call::<_, Vec<(String, String, String)>>(obj, IFACE_ACTION, "GetActions", &()),
+        );
+        let localized: Vec<String> = localized
+            .map(|l| l.into_iter().map(|(n, _, _)| n).collect())
+            .unwrap_or_default();
+        let raw = match raw {
+            Ok(r) => r,
+            Err(CallError::Gone(w)) => return Err(CallError::Gone(w).into_gui(obj)),
+            Err(CallError::Timeout(w)) => return Err(CallError::Timeout(w).into_gui(obj)),
+            Err(_) if !localized.is_empty() => Vec::new(),
+            Err(_) => return Ok(None),
         };
+        let count = raw.len().max(localized.len());
+        let matches =
+            |list: &[String], p: &str| list.iter().position(|n| n.trim().eq_ignore_ascii_case(p.trim()));
         let chosen = preferred
             .iter()
-            .find_map(|p| names.iter().position(|n| n.eq_ignore_ascii_case(p)))
-            .or(if allow_any && !names.is_empty() { Some(0) } else { None });
+            .find_map(|p| matches(&raw, p).or_else(|| matches(&localized, p)))
+            .or(if allow_any && count > 0 { Some(0) } else { None });
         let Some(index) = chosen else { return Ok(None) };
-        match self.call::<_, bool>(obj, IFACE_ACTION, "DoAction", &(index as i32,)).await {
-            Ok(true) => Ok(Some(names[index].clone())),
+        let label = raw
+            .get(index)
+            .filter(|n| !n.is_empty())
+            .or(localized.get(index))
+            .cloned()
+            .unwrap_or_else(|| format!("action {index}"));
+        match self
+            .call::<_, bool>(obj, IFACE_ACTION, "DoAction", &(index as i32,))
+            .await
+        {
+            Ok(true) => Ok(Some(label)),
             Ok(false) => {
-                tracing::debug!("{obj}: application refused action {}", names[index]);
+                tracing::debug!("{obj}: application refused action {label}");
                 Ok(None)
             }
             Err(CallError::Unsupported(_)) => Ok(None),
@@ -835,7 +1182,10 @@ impl Atspi {
 
     /// Replaces the whole text (`EditableText.SetTextContents`). `false`: not editable or refused.
     pub async fn set_text(&self, obj: &ObjRef, text: &str) -> GuiResult<bool> {
-        match self.call::<_, bool>(obj, IFACE_EDITABLE_TEXT, "SetTextContents", &(text,)).await {
+        match self
+            .call::<_, bool>(obj, IFACE_EDITABLE_TEXT, "SetTextContents", &(text,))
+            .await
+        {
             Ok(ok) => Ok(ok),
             Err(CallError::Unsupported(_)) => Ok(false),
             Err(e) => Err(e.into_gui(obj)),
@@ -850,6 +1200,7 @@ impl Atspi {
             self.prop_int(obj, IFACE_TEXT, "CharacterCount"),
             self.toolkit_of(&obj.bus),
         );
+        let toolkit = toolkit.0;
         if let Err(CallError::Gone(w)) = &caret {
             return Err(CallError::Gone(w.clone()).into_gui(obj));
         }
@@ -869,7 +1220,10 @@ impl Atspi {
             text.chars().count()
         };
         let len = i32::try_from(len).map_err(|_| GuiError::invalid("text too long"))?;
-        match self.call::<_, bool>(obj, IFACE_EDITABLE_TEXT, "InsertText", &(pos, text, len)).await {
+        match self
+            .call::<_, bool>(obj, IFACE_EDITABLE_TEXT, "InsertText", &(pos, text, len))
+            .await
+        {
             Ok(ok) => Ok(ok),
             Err(CallError::Unsupported(_)) => Ok(false),
             Err(e) => Err(e.into_gui(obj)),
@@ -923,14 +1277,17 @@ impl Atspi {
 fn preorder(mut slots: Vec<Slot>, root: usize) -> Vec<RawNode> {
     let orders: Vec<usize> = slots.iter().map(|s| s.order).collect();
     for s in slots.iter_mut() {
-        s.kids.sort_by_key(|k| orders.get(*k).copied().unwrap_or(usize::MAX));
+        s.kids
+            .sort_by_key(|k| orders.get(*k).copied().unwrap_or(usize::MAX));
     }
     let mut taken: Vec<Option<Slot>> = slots.into_iter().map(Some).collect();
     let mut out: Vec<RawNode> = Vec::with_capacity(taken.len());
     // (slot, new parent index)
     let mut stack: Vec<(usize, Option<usize>)> = vec![(root, None)];
     while let Some((si, parent)) = stack.pop() {
-        let Some(slot) = taken.get_mut(si).and_then(Option::take) else { continue };
+        let Some(slot) = taken.get_mut(si).and_then(Option::take) else {
+            continue;
+        };
         let idx = out.len();
         let mut node = slot.node;
         node.parent = parent;
@@ -941,6 +1298,14 @@ fn preorder(mut slots: Vec<Slot>, root: usize) -> Vec<RawNode> {
         }
     }
     out
+}
+
+/// "org.a11y.atspi.Text" -> "Text".
+fn short_interfaces(ifaces: Vec<String>) -> Vec<String> {
+    ifaces
+        .into_iter()
+        .map(|i| i.strip_prefix(IFACE_PREFIX).map(str::to_string).unwrap_or(i))
+        .collect()
 }
 
 /// snake_case role name; "unknown" for roles this crate does not know.
@@ -1076,10 +1441,30 @@ mod tests {
         };
         // Completed out of order: root, b (order 1), a (order 0), a1.
         let slots = vec![
-            Slot { node: mk("root"), parent: None, order: 0, kids: vec![1, 2] },
-            Slot { node: mk("b"), parent: Some(0), order: 1, kids: vec![] },
-            Slot { node: mk("a"), parent: Some(0), order: 0, kids: vec![3] },
-            Slot { node: mk("a1"), parent: Some(2), order: 0, kids: vec![] },
+            Slot {
+                node: mk("root"),
+                parent: None,
+                order: 0,
+                kids: vec![1, 2],
+            },
+            Slot {
+                node: mk("b"),
+                parent: Some(0),
+                order: 1,
+                kids: vec![],
+            },
+            Slot {
+                node: mk("a"),
+                parent: Some(0),
+                order: 0,
+                kids: vec![3],
+            },
+            Slot {
+                node: mk("a1"),
+                parent: Some(2),
+                order: 0,
+                kids: vec![],
+            },
         ];
         let out = preorder(slots, 0);
         let names: Vec<&str> = out.iter().map(|n| n.name.as_str()).collect();

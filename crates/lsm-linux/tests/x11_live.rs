@@ -1,19 +1,41 @@
 //! Live checks of the X11 module against a real display with gtk3-widget-factory and xterm
-//! (the shared test bed's `X11BED_APPS="gtk3-widget-factory xterm"`). Ignored by default:
-//! `DISPLAY=:91 cargo test -p lsm-linux --test x11_live -- --ignored --nocapture --test-threads=1`
-//! The GTK entry check also needs the bed's AT-SPI environment (eval the bed's output).
+//! (the shared test bed's `X11BED_APPS="gtk3-widget-factory xterm"`, xterm started with a
+//! UTF-8 locale). Ignored by default:
+//! `DISPLAY=:91 cargo test -p lsm-linux --test x11_live -- --ignored --nocapture`
+//! The GTK entry and slider checks also need the bed's AT-SPI environment (eval its output).
+//! The tests share one desktop, so they take a lock and run one at a time.
 
 use lsm_core::{KeyCombo, MouseButton, Point, Rect};
 use lsm_linux::x11::{X11Window, X11};
 use std::process::Command;
+use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-fn connect() -> Option<X11> {
+static DESKTOP: Mutex<()> = Mutex::new(());
+
+/// A connection plus exclusive use of the desktop for one test.
+struct Live {
+    x: X11,
+    _desktop: MutexGuard<'static, ()>,
+}
+
+impl std::ops::Deref for Live {
+    type Target = X11;
+    fn deref(&self) -> &X11 {
+        &self.x
+    }
+}
+
+fn connect() -> Option<Live> {
     if std::env::var("DISPLAY").map_or(true, |d| d.is_empty()) {
         eprintln!("DISPLAY not set: skipping");
         return None;
     }
-    Some(X11::connect(None).expect("connect"))
+    let guard = DESKTOP.lock().unwrap_or_else(|p| p.into_inner());
+    Some(Live {
+        x: X11::connect(None).expect("connect"),
+        _desktop: guard,
+    })
 }
 
 fn find(x: &X11, instance: &str) -> X11Window {
