@@ -41,7 +41,7 @@ struct ServeArgs {
 fn connector() -> Arc<dyn BackendConnector> {
     #[cfg(all(feature = "gui", target_os = "linux"))]
     {
-        Arc::new(lsm_linux::LinuxConnector::default())
+        Arc::new(lsm_linux::LinuxConnector)
     }
     #[cfg(not(all(feature = "gui", target_os = "linux")))]
     {
