@@ -189,3 +189,18 @@ def test_right_click_opens_context_menu(app, probe):
     item = element(st, "Paste item")
     act(s, st, [{"type": "click", "element_id": item["id"]}])
     wait_label(probe, "Menu:", lambda t: t == "Menu: Paste item", "menu item chosen")
+
+
+def test_password_value_is_never_shown(app, probe):
+    s, win = app
+    st = observe(s, win)
+    field = element(st, "Password")
+    act(s, st, [{"type": "click", "element_id": field["id"]}, {"type": "key", "keys": "ctrl+a"},
+                {"type": "type", "text": "hunter2-秘密"}])
+    wait_for(lambda: (probe(find="Password") or {}).get("text"), what="password typed")
+    st = observe(s, win)
+    field = element(st, "Password")
+    assert field["role"] == "password_text"
+    assert "value" not in field, field
+    res = s.call("gui_state", {"window_id": win["window_id"], "screenshot": False})
+    assert "hunter2" not in text_of(res) and "•" not in text_of(res)  # noqa: F405

@@ -263,6 +263,11 @@ async fn bounded<T>(what: &str, fut: impl std::future::Future<Output = GuiResult
         .unwrap_or_else(|_| Err(GuiError::timeout(what)))
 }
 
+/// Roles whose value is a secret (AT-SPI `password_text`, UIA/AX password fields).
+pub fn is_secret(role: &str) -> bool {
+    matches!(role, "password_text" | "password" | "secure_text_field")
+}
+
 /// Assigns element ids and keeps the element list within the JSON byte budget.
 fn number_elements(
     raw: Vec<crate::model::RawElement>,
@@ -279,7 +284,8 @@ fn number_elements(
             role: r.role.clone(),
             name: r.name.clone(),
             description: r.description,
-            value: r.value,
+            // Secrets never leave the machine, not even their length.
+            value: if is_secret(&r.role) { None } else { r.value },
             states: r.states.clone(),
             actions: r.actions,
             bounds: r.bounds,
