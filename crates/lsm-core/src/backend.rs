@@ -100,8 +100,6 @@ pub trait DesktopBackend: Send + Sync {
 pub trait BackendConnector: Send + Sync {
     /// Fails fast with `GUI_UNAVAILABLE` and the reason when there is no graphical session.
     async fn connect(&self) -> GuiResult<Arc<dyn DesktopBackend>>;
-    /// What `gui_list` reports before/without a connection.
-    fn unavailable_info(&self) -> BackendInfo;
 }
 
 /// The connector of a build or platform without a GUI backend.
@@ -113,14 +111,5 @@ pub struct NoGui {
 impl BackendConnector for NoGui {
     async fn connect(&self) -> GuiResult<Arc<dyn DesktopBackend>> {
         Err(crate::GuiError::unavailable(self.reason.clone()))
-    }
-    fn unavailable_info(&self) -> BackendInfo {
-        BackendInfo {
-            name: "none".into(),
-            platform: std::env::consts::OS.into(),
-            session: "none".into(),
-            capabilities: Vec::new(),
-            notes: vec![self.reason.clone()],
-        }
     }
 }

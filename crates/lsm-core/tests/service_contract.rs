@@ -89,9 +89,6 @@ impl BackendConnector for Conn {
     async fn connect(&self) -> GuiResult<Arc<dyn DesktopBackend>> {
         Ok(self.0.clone())
     }
-    fn unavailable_info(&self) -> BackendInfo {
-        self.0.info()
-    }
 }
 
 fn setup(ttl: Duration) -> (Arc<Fake>, LocalGui) {

@@ -8,7 +8,7 @@ pub mod session;
 pub mod x11;
 
 use async_trait::async_trait;
-use lsm_core::{BackendConnector, BackendInfo, DesktopBackend, GuiError, GuiResult};
+use lsm_core::{BackendConnector, DesktopBackend, GuiError, GuiResult};
 use std::sync::Arc;
 
 /// Detects the session and connects on first use.
@@ -34,15 +34,5 @@ impl BackendConnector for LinuxConnector {
             return Err(GuiError::unavailable(why));
         }
         Ok(Arc::new(backend::LinuxBackend::connect(&session).await?))
-    }
-
-    fn unavailable_info(&self) -> BackendInfo {
-        BackendInfo {
-            name: "linux".into(),
-            platform: "linux".into(),
-            session: "unknown".into(),
-            capabilities: Vec::new(),
-            notes: Vec::new(),
-        }
     }
 }
