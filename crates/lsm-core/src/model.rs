@@ -84,10 +84,14 @@ pub struct Screenshot {
     pub occluded: bool,
 }
 
-/// What the backend observed of one window.
+/// What the backend observed of one window. Window and element bounds are logical pixels; the
+/// screenshot is in the display's physical pixels (`scale` of them per logical pixel) and is
+/// brought to logical pixels by the core.
 #[derive(Debug, Clone)]
 pub struct Snapshot {
     pub window: WindowInfo,
+    /// Physical pixels per logical pixel for this window (1.0 on a standard display).
+    pub scale: f64,
     pub elements: Vec<RawElement>,
     pub truncated: bool,
     pub truncated_reason: Option<String>,

@@ -62,6 +62,7 @@ impl DesktopBackend for Fake {
         };
         Ok(Snapshot {
             window: w,
+            scale: 1.0,
             elements: vec![el("root", "frame", None), el("ok", "push_button", Some(0))],
             truncated: false,
             truncated_reason: None,

@@ -478,6 +478,7 @@ impl DesktopBackend for LinuxBackend {
         }
         Ok(Snapshot {
             window: self.info_of(&win, &pids),
+            scale: 1.0,
             elements,
             truncated,
             truncated_reason,
