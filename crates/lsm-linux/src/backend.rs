@@ -9,7 +9,7 @@ use lsm_core::{
     ActionOutcome, BackendAction, BackendInfo, DesktopBackend, ElementRef, ErrorCode, GuiError, GuiResult,
     MouseButton, ObserveRequest, Point, RawElement, Rect, Screenshot, Snapshot, Target, WindowInfo,
 };
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -69,18 +69,75 @@ impl CoordRule {
             _ => None,
         }
     }
-    /// Offset to add to raw extents to get window-relative ones.
-    fn offset(self, win: &X11Window) -> (i32, i32) {
+    /// Offset to add to raw extents to get window-relative logical ones.
+    fn offset(self, view: &View) -> (i32, i32) {
         match self {
-            Self::Screen => (-win.bounds.x, -win.bounds.y),
+            Self::Screen => {
+                let o = view.logical_bounds().origin();
+                (-o.x, -o.y)
+            }
             // GTK4 reports extents relative to its content, which starts inside the client-side
             // shadow; the X window (our window space) includes that shadow.
             Self::Surface => {
-                let [left, _right, top, _bottom] = win.gtk_frame_extents.unwrap_or([0; 4]);
-                (left as i32, top as i32)
+                let [left, _right, top, _bottom] = view.win.gtk_frame_extents.unwrap_or([0; 4]);
+                (view.logical(left as i32), view.logical(top as i32))
             }
         }
     }
+}
+
+/// An X11 window seen in logical pixels. X11 speaks physical pixels; a toolkit scaled for a
+/// HiDPI display (GDK_SCALE, QT_SCALE_FACTOR, Xft.dpi) reports AT-SPI extents in logical ones.
+#[derive(Debug, Clone)]
+struct View {
+    win: X11Window,
+    /// Physical pixels per logical pixel.
+    scale: f64,
+}
+
+impl View {
+    fn logical(&self, v: i32) -> i32 {
+        (v as f64 / self.scale).round() as i32
+    }
+    fn logical_bounds(&self) -> Rect {
+        let b = self.win.bounds;
+        Rect::new(
+            self.logical(b.x),
+            self.logical(b.y),
+            self.logical(b.width),
+            self.logical(b.height),
+        )
+    }
+    /// A window-relative logical point as an absolute physical screen point.
+    fn to_screen(&self, p: Point) -> Point {
+        let b = self.win.bounds;
+        Point::new(
+            b.x + (p.x as f64 * self.scale).round() as i32,
+            b.y + (p.y as f64 * self.scale).round() as i32,
+        )
+    }
+}
+
+/// Scales we recognise: quarter steps from 1x to 4x.
+fn round_scale(ratio: f64) -> Option<f64> {
+    let q = (ratio * 4.0).round() / 4.0;
+    ((1.0..=4.0).contains(&q) && (ratio - q).abs() < 0.1).then_some(q)
+}
+
+/// The window's scale from the toolkit's own idea of its width (logical) against the X
+/// window's (physical). Width, because a frame's height may include a title bar.
+fn detect_scale(win: &X11Window, frame: &FrameInfo) -> Option<f64> {
+    let logical_width = frame.screen_extents.filter(|r| r.width > 0)?.width;
+    round_scale(win.bounds.width as f64 / logical_width as f64)
+}
+
+/// The display-wide scale from `Xft.dpi` in the X resource database (96 dpi = 1x).
+fn scale_from_resources(resources: &str) -> Option<f64> {
+    let dpi: f64 = resources
+        .lines()
+        .find_map(|l| l.strip_prefix("Xft.dpi:"))
+        .and_then(|v| v.trim().parse().ok())?;
+    round_scale(dpi / 96.0)
 }
 
 /// The handle stored for an element: coordinate rule + AT-SPI object.
@@ -120,6 +177,10 @@ pub struct LinuxBackend {
     display: String,
     /// Pids that have an AT-SPI application, refreshed by list/observe.
     a11y_pids: Mutex<HashSet<u32>>,
+    /// Display-wide scale (Xft.dpi), for windows whose own scale is not known yet.
+    display_scale: f64,
+    /// Per-window scale found when the window was observed.
+    scales: Mutex<HashMap<u32, f64>>,
 }
 
 impl LinuxBackend {
@@ -138,8 +199,22 @@ impl LinuxBackend {
         .await
         .map_err(|_| GuiError::unavailable(format!("connecting to X display {display} timed out")))?
         .map_err(|e| GuiError::backend(format!("X11 connect task failed: {e}")))??;
+        // Two root properties: the display's DPI, and the accessibility bus address that
+        // at-spi-bus-launcher publishes (our way in when no session bus is inherited).
+        let resources = x11
+            .root_text_property("RESOURCE_MANAGER")
+            .ok()
+            .flatten()
+            .unwrap_or_default();
+        let root_bus = x11.root_text_property("AT_SPI_BUS").ok().flatten();
+        let display_scale = scale_from_resources(&resources).unwrap_or(1.0);
         let bus = session.get("AT_SPI_BUS_ADDRESS").map(str::to_string);
-        let (atspi, atspi_error) = match Atspi::connect(bus.as_deref()).await {
+        let mut attempt = Atspi::connect(bus.as_deref()).await;
+        if let (Err(e), None, Some(addr)) = (&attempt, &bus, &root_bus) {
+            tracing::info!("AT-SPI via the session bus failed ({e}); trying the X root property AT_SPI_BUS");
+            attempt = Atspi::connect(Some(addr)).await;
+        }
+        let (atspi, atspi_error) = match attempt {
             Ok(a) => (Some(a), None),
             Err(e) => {
                 tracing::warn!("AT-SPI unavailable, coordinates only: {e}");
@@ -152,6 +227,8 @@ impl LinuxBackend {
             atspi_error,
             display,
             a11y_pids: Mutex::default(),
+            display_scale,
+            scales: Mutex::default(),
         })
     }
 
@@ -197,24 +274,40 @@ impl LinuxBackend {
         pids
     }
 
-    fn info_of(&self, w: &X11Window, a11y: &HashSet<u32>) -> WindowInfo {
+    fn view(&self, win: X11Window) -> View {
+        let scale = self
+            .scales
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&win.id)
+            .copied();
+        View {
+            win,
+            scale: scale.unwrap_or(self.display_scale),
+        }
+    }
+
+    fn info_of(&self, view: &View, a11y: &HashSet<u32>) -> WindowInfo {
+        let w = &view.win;
         WindowInfo {
             window_id: format_window_id(w.id),
             title: w.title.clone(),
             app: app_name(w),
             pid: w.pid,
-            bounds: w.bounds,
+            bounds: view.logical_bounds(),
             focused: w.focused,
             minimized: w.minimized,
             accessible: w.pid.is_some_and(|p| a11y.contains(&p)),
         }
     }
 
-    async fn x11_window(&self, window_id: &str) -> GuiResult<X11Window> {
+    async fn x11_window(&self, window_id: &str) -> GuiResult<View> {
         let xid = parse_window_id(window_id)?;
-        self.x(move |x| x.window(xid))
+        let win = self
+            .x(move |x| x.window(xid))
             .await?
-            .ok_or_else(|| GuiError::window_not_found(window_id))
+            .ok_or_else(|| GuiError::window_not_found(window_id))?;
+        Ok(self.view(win))
     }
 
     /// The AT-SPI frame of an X11 window (same process, then same title, then best geometry),
@@ -266,7 +359,7 @@ impl LinuxBackend {
     }
 
     /// Current on-screen centre of an element, checked to be inside the window.
-    async fn element_point(&self, win: &X11Window, e: &ElementRef) -> GuiResult<Point> {
+    async fn element_point(&self, view: &View, e: &ElementRef) -> GuiResult<Point> {
         let (rule, _obj, node) = self.verify(e).await?;
         let ext = node.extents.filter(|r| !r.is_empty()).ok_or_else(|| {
             GuiError::new(
@@ -274,9 +367,10 @@ impl LinuxBackend {
                 format!("element {} has no on-screen area to point at", e.id),
             )
         })?;
-        let (dx, dy) = rule.offset(win);
+        let (dx, dy) = rule.offset(view);
         let rel = ext.translate(dx, dy);
-        let visible = Rect::new(0, 0, win.bounds.width, win.bounds.height)
+        let area = view.logical_bounds();
+        let visible = Rect::new(0, 0, area.width, area.height)
             .intersect(&rel)
             .ok_or_else(|| {
                 GuiError::new(
@@ -287,19 +381,20 @@ impl LinuxBackend {
                     ),
                 )
             })?;
-        Ok(visible.center().offset(win.bounds.x, win.bounds.y))
+        Ok(view.to_screen(visible.center()))
     }
 
-    async fn screen_point(&self, win: &X11Window, t: &Target) -> GuiResult<Point> {
+    /// An absolute physical screen point for a target.
+    async fn screen_point(&self, view: &View, t: &Target) -> GuiResult<Point> {
         match t {
-            Target::Point(p) => Ok(p.offset(win.bounds.x, win.bounds.y)),
-            Target::Element(e) => self.element_point(win, e).await,
+            Target::Point(p) => Ok(view.to_screen(*p)),
+            Target::Element(e) => self.element_point(view, e).await,
         }
     }
 
     /// Raises and focuses the window so input reaches it; says so when focus is unconfirmed.
-    async fn activate(&self, win: &X11Window) -> GuiResult<Option<String>> {
-        let id = win.id;
+    async fn activate(&self, view: &View) -> GuiResult<Option<String>> {
+        let id = view.win.id;
         let ok = self.x(move |x| x.activate(id)).await?;
         Ok((!ok).then(|| "the window did not confirm focus; input may have gone elsewhere".to_string()))
     }
@@ -395,7 +490,10 @@ impl DesktopBackend for LinuxBackend {
 
     async fn list_windows(&self) -> GuiResult<Vec<WindowInfo>> {
         let (windows, pids) = tokio::join!(self.x(|x| x.list_windows()), self.refresh_a11y_pids());
-        Ok(windows?.iter().map(|w| self.info_of(w, &pids)).collect())
+        Ok(windows?
+            .into_iter()
+            .map(|w| self.info_of(&self.view(w), &pids))
+            .collect())
     }
 
     async fn window(&self, window_id: &str) -> GuiResult<WindowInfo> {
@@ -405,9 +503,22 @@ impl DesktopBackend for LinuxBackend {
     }
 
     async fn observe(&self, window_id: &str, req: &ObserveRequest) -> GuiResult<Snapshot> {
-        let win = self.x11_window(window_id).await?;
+        let mut win = self.x11_window(window_id).await?;
         let deadline = Instant::now() + req.walk_budget;
-        let xid = win.id;
+        let xid = win.win.id;
+        // Find the frame first: it tells the window's scale, which the walk's offsets need.
+        let found = if req.include_elements {
+            self.find_frame(&win.win).await?
+        } else {
+            None
+        };
+        if let Some(scale) = found.as_ref().and_then(|(f, _, _)| detect_scale(&win.win, f)) {
+            self.scales
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .insert(xid, scale);
+            win.scale = scale;
+        }
         let capture = async {
             if req.screenshot {
                 self.x(move |x| x.capture(xid)).await.map(Some)
@@ -420,7 +531,7 @@ impl DesktopBackend for LinuxBackend {
                 return Ok((Vec::new(), false, None, Vec::new()));
             }
             let mut notes = Vec::new();
-            let Some((frame, rule, popups)) = self.find_frame(&win).await? else {
+            let Some((frame, rule, popups)) = found.clone() else {
                 notes.push(match &self.atspi {
                     None => {
                         "no accessibility bus: elements unavailable, use x/y with the screenshot".to_string()
@@ -473,12 +584,12 @@ impl DesktopBackend for LinuxBackend {
         if screenshot.as_ref().is_some_and(|s| s.occluded) {
             notes.push("another window overlaps this one and no compositor runs: covered parts of the screenshot show that window".into());
         }
-        if win.minimized {
+        if win.win.minimized {
             notes.push("the window is minimized: focus it first".into());
         }
         Ok(Snapshot {
             window: self.info_of(&win, &pids),
-            scale: 1.0,
+            scale: win.scale,
             elements,
             truncated,
             truncated_reason,
@@ -522,7 +633,7 @@ impl DesktopBackend for LinuxBackend {
             } => {
                 let p = match target {
                     Some(t) => self.screen_point(&win, t).await?,
-                    None => win.bounds.center(),
+                    None => win.win.bounds.center(),
                 };
                 let note = self.activate(&win).await?;
                 let (dx, dy) = (*delta_x, *delta_y);
@@ -531,7 +642,7 @@ impl DesktopBackend for LinuxBackend {
             }
             BackendAction::Drag { from, to, button } => {
                 let a = self.screen_point(&win, from).await?;
-                let b = to.offset(win.bounds.x, win.bounds.y);
+                let b = win.to_screen(*to);
                 let note = self.activate(&win).await?;
                 let button = *button;
                 self.x(move |x| x.drag(a, b, button)).await?;
@@ -648,5 +759,60 @@ mod tests {
         };
         let (rule, back) = decode_native(&encode_native(CoordRule::Surface, &obj)).expect("round trip");
         assert_eq!((rule, back), (CoordRule::Surface, obj));
+    }
+
+    fn window(bounds: Rect) -> X11Window {
+        X11Window {
+            id: 1,
+            title: "t".into(),
+            instance: "i".into(),
+            class: "c".into(),
+            pid: Some(1),
+            bounds,
+            gtk_frame_extents: Some([20, 20, 14, 26]),
+            focused: true,
+            minimized: false,
+        }
+    }
+
+    #[test]
+    fn scales_are_recognised_in_quarter_steps() {
+        assert_eq!(round_scale(1.0), Some(1.0));
+        assert_eq!(round_scale(600.0 / 610.0), Some(1.0)); // GTK3 frame incl. decorations
+        assert_eq!(round_scale(1200.0 / 605.0), Some(2.0));
+        assert_eq!(round_scale(1.5), Some(1.5));
+        assert_eq!(round_scale(0.5), None);
+        assert_eq!(round_scale(1.37), None);
+        assert_eq!(
+            scale_from_resources("Xft.antialias:\t1\nXft.dpi:\t192\n"),
+            Some(2.0)
+        );
+        assert_eq!(scale_from_resources("Xft.dpi: 96"), Some(1.0));
+        assert_eq!(scale_from_resources("*customization: -color"), None);
+    }
+
+    #[test]
+    fn a_view_maps_logical_points_to_physical_screen_points() {
+        let view = View {
+            win: window(Rect::new(100, 50, 1200, 1000)),
+            scale: 2.0,
+        };
+        assert_eq!(view.logical_bounds(), Rect::new(50, 25, 600, 500));
+        assert_eq!(view.to_screen(Point::new(10, 20)), Point::new(120, 90));
+        // GTK3 reports logical screen extents: window-relative = extents - logical origin.
+        assert_eq!(CoordRule::Screen.offset(&view), (-50, -25));
+        // GTK4's shadow margin is physical on X11 and becomes logical.
+        assert_eq!(CoordRule::Surface.offset(&view), (10, 7));
+        let frame = FrameInfo {
+            obj: ObjRef {
+                bus: ":1.1".into(),
+                path: "/a".into(),
+            },
+            role: "frame".into(),
+            name: "t".into(),
+            screen_extents: Some(Rect::new(50, 8, 605, 534)),
+            states: vec![],
+        };
+        assert_eq!(detect_scale(&view.win, &frame), Some(2.0));
     }
 }

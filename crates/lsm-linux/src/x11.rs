@@ -765,6 +765,22 @@ impl X11 {
             .map_err(|e| reply_err("GetProperty", e))
     }
 
+    /// A text property of the root window by name (e.g. `RESOURCE_MANAGER`, `AT_SPI_BUS`);
+    /// None when it is not set.
+    pub fn root_text_property(&self, name: &str) -> GuiResult<Option<String>> {
+        let atom = self
+            .conn
+            .intern_atom(true, name.as_bytes())
+            .map_err(conn_err)?
+            .reply()
+            .map_err(|e| reply_err("InternAtom", e))?
+            .atom;
+        if atom == x11rb::NONE {
+            return Ok(None);
+        }
+        Ok(prop_text(&self.root_prop(atom, AtomEnum::ANY)?))
+    }
+
     /// True when an EWMH window manager runs: `_NET_SUPPORTING_WM_CHECK` on the root names
     /// a window that points to itself (a stale property from a dead WM fails this).
     pub fn ewmh_wm(&self) -> GuiResult<bool> {
