@@ -3,13 +3,14 @@
 # tests/run-all.sh - the whole test suite, exactly as CI runs it (.ci/run execs this).
 #
 #   setup (tests/setup.sh) -> cargo fmt --check -> cargo build --release -> clippy -> unit tests
+#   -> benchmark (bench/run.py --short, its own desktop on :90)
 #   -> test desktop up -> pytest tests/e2e -> MCP conformance -> test desktop down -> summary
 #
 # Every step runs even when an earlier one failed (except what cannot: no e2e without a binary);
 # the exit status is non-zero if any step failed. The last line is pytest's summary line.
 #
 # Settings: LSM_BED_DISPLAY / LSM_BED_DIR (test desktop, default :99 and /tmp/lsm-bed),
-# LSM_SKIP="fmt clippy unit conformance" (steps to skip while developing),
+# LSM_SKIP="fmt clippy unit bench conformance" (steps to skip while developing),
 # LSM_PYTEST_ARGS (extra pytest arguments, e.g. "-k click -x").
 set -uo pipefail
 
@@ -71,6 +72,16 @@ run_pytest() {
   return "$rc"
 }
 
+# The benchmark's short mode (bench/README.md): starts and stops its own desktop (not the test
+# bed's display); fails only on errors, never on a missed target. Table: target/bench/bench.md.
+run_bench() {
+  local rc
+  timeout -k 10 240 "$ROOT/.venv/bin/python" bench/run.py --short 2>&1 | tee "$LOGDIR/bench.log"
+  rc=${PIPESTATUS[0]}
+  ((rc == 124)) && echo ">>> bench: killed after 240 s"
+  return "$rc"
+}
+
 # ------------------------------------------------------------------ steps
 if ! step setup bash tests/setup.sh; then
   section "summary"; printf '%s\n' "${SUMMARY[@]}"
@@ -84,6 +95,7 @@ step clippy cargo clippy --workspace --all-targets --release --locked -- -D warn
 step unit cargo test --workspace --release --locked
 
 if ((build_ok)); then
+  step bench run_bench
   if step bed bed_up; then
     step e2e run_pytest
   else
@@ -91,7 +103,7 @@ if ((build_ok)); then
   fi
   step conformance bash tests/conformance/run.sh
 else
-  note bed skipped 0; note e2e skipped 0; note conformance skipped 0
+  note bench skipped 0; note bed skipped 0; note e2e skipped 0; note conformance skipped 0
   FAILED+=(e2e conformance)
 fi
 bed_down
