@@ -9,18 +9,21 @@ pub mod input;
 
 pub use error::{ErrorCode, GuiError, GuiResult};
 pub use geometry::{Point, Rect};
-pub use image::RgbaImage;
+pub use image::{EncodedImage, ImageFormat, RgbaImage};
 pub use input::{KeyCombo, Modifier, MouseButton};
 pub mod action;
 pub mod backend;
 pub mod limits;
 pub mod model;
+pub mod observe;
 pub mod outline;
 pub mod service;
+pub mod space;
 pub mod state;
 
 pub use backend::{ActionOutcome, BackendAction, BackendConnector, DesktopBackend, NoGui, Target};
 pub use limits::Limits;
 pub use model::{BackendInfo, Element, ObserveRequest, RawElement, Screenshot, Snapshot, WindowInfo};
 pub use service::{ActionOutput, ActionRequest, GuiService, ListOutput, LocalGui, StateOutput, StateRequest};
+pub use space::Space;
 pub use state::{ElementRef, StateStore};

@@ -20,6 +20,11 @@ pub struct Limits {
     pub walk_budget: Duration,
     pub set_value_bytes: usize,
     pub scroll_clicks: i32,
+    /// Long-edge cap of an observation's coordinate space and screenshot (0: none). Larger
+    /// windows are observed in a uniformly scaled space (see `space::Space`).
+    pub max_image_edge: u32,
+    /// Longest `gui_state` `query` string, in bytes.
+    pub query_bytes: usize,
 }
 
 impl Default for Limits {
@@ -41,6 +46,8 @@ impl Default for Limits {
             walk_budget: Duration::from_millis(2500),
             set_value_bytes: 65536,
             scroll_clicks: 100,
+            max_image_edge: 1568,
+            query_bytes: 256,
         }
     }
 }

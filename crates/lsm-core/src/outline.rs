@@ -1,7 +1,9 @@
 //! Short text forms of results, for models that read text rather than structured content.
 
+use crate::geometry::Rect;
 use crate::model::{Element, WindowInfo};
 use crate::service::{ActionOutput, ListOutput, StateOutput};
+use std::collections::HashMap;
 use std::fmt::Write;
 
 fn quote(s: &str, max: usize) -> String {
@@ -68,67 +70,220 @@ const NOTABLE_STATES: &[&str] = &[
     "multi_line",
 ];
 
-fn element_line(e: &Element) -> String {
-    let mut line = format!("{}{} {}", "  ".repeat(e.depth as usize), e.id, e.role);
+/// Structural roles that carry nothing for a model when unnamed: the outline folds them away
+/// and lifts their children (the structured `elements` keep them).
+const FOLDABLE_ROLES: &[&str] = &[
+    "panel",
+    "filler",
+    "section",
+    "grouping",
+    "viewport",
+    "layered_pane",
+    "root_pane",
+    "glass_pane",
+];
+
+/// The outline's short spelling of the longest common roles (AT-SPI names); any other role is
+/// shown as it is. `query` matches both spellings.
+pub fn short_role(role: &str) -> &str {
+    match role {
+        "push_button" => "button",
+        "toggle_button" => "toggle",
+        "check_box" => "checkbox",
+        "radio_button" => "radio",
+        "menu_item" => "menuitem",
+        "check_menu_item" => "checkmenuitem",
+        "radio_menu_item" => "radiomenuitem",
+        "tearoff_menu_item" => "tearoff",
+        "menu_bar" => "menubar",
+        "page_tab" => "tab",
+        "page_tab_list" => "tablist",
+        "scroll_bar" => "scrollbar",
+        "scroll_pane" => "scrollpane",
+        "split_pane" => "splitpane",
+        "combo_box" => "combobox",
+        "spin_button" => "spinbutton",
+        "tool_bar" => "toolbar",
+        "status_bar" => "statusbar",
+        "tool_tip" => "tooltip",
+        "table_cell" => "cell",
+        "table_row" => "row",
+        "table_column_header" | "column_header" => "colheader",
+        "table_row_header" | "row_header" => "rowheader",
+        "tree_table" => "treetable",
+        "tree_item" => "treeitem",
+        "list_item" => "listitem",
+        "list_box" => "listbox",
+        "password_text" => "password",
+        "progress_bar" => "progressbar",
+        "level_bar" => "levelbar",
+        "drawing_area" => "canvas",
+        "document_frame" => "document",
+        "color_chooser" => "colorchooser",
+        "file_chooser" => "filechooser",
+        "font_chooser" => "fontchooser",
+        "layered_pane" => "layeredpane",
+        "option_pane" => "optionpane",
+        "internal_frame" => "internalframe",
+        "desktop_frame" => "desktop",
+        "radio_group" => "radiogroup",
+        "block_quote" => "blockquote",
+        other => other,
+    }
+}
+
+/// Roles that are editable unless said otherwise: the outline marks only the exception.
+fn editable_role(role: &str) -> bool {
+    matches!(role, "text" | "password_text" | "entry" | "spin_button")
+}
+
+fn notable_states(e: &Element) -> Vec<&str> {
+    let has = |s: &str| e.states.iter().any(|x| x == s);
+    let editable = has("editable");
+    let texty = editable_role(&e.role);
+    let mut out: Vec<&str> = e
+        .states
+        .iter()
+        .map(String::as_str)
+        .filter(|s| NOTABLE_STATES.contains(s))
+        // "editable" is the rule for entries; "multi_line" matters only where one types.
+        .filter(|s| match *s {
+            "editable" => !texty,
+            "multi_line" => editable,
+            _ => true,
+        })
+        .collect();
+    if texty && !editable && !e.states.is_empty() && !has("read_only") {
+        out.push("read_only");
+    }
+    if !e.states.is_empty() && !has("sensitive") && !has("enabled") {
+        out.push("disabled");
+    }
+    out
+}
+
+/// Whether the outline folds this element away (its children are shown one level up).
+fn foldable(e: &Element) -> bool {
+    FOLDABLE_ROLES.contains(&e.role.as_str())
+        && e.name.trim().is_empty()
+        && e.actions.is_empty()
+        && e.value.as_deref().is_none_or(str::is_empty)
+        && notable_states(e).is_empty()
+}
+
+fn element_line(line: &mut String, e: &Element, depth: usize, parent_bounds: Option<Rect>) {
+    for _ in 0..depth {
+        line.push(' ');
+    }
+    let _ = write!(line, "{} {}", e.id, short_role(&e.role));
     if !e.name.is_empty() {
         let _ = write!(line, " {}", quote(&e.name, 60));
     }
     if let Some(v) = &e.value {
         if !v.is_empty() && v != &e.name {
-            let _ = write!(line, " value={}", quote(v, 60));
+            if v.len() <= 24 && v.parse::<f64>().is_ok_and(f64::is_finite) {
+                let _ = write!(line, " value={v}");
+            } else {
+                let _ = write!(line, " value={}", quote(v, 60));
+            }
         }
     }
-    let notable: Vec<&str> = e
-        .states
-        .iter()
-        .map(String::as_str)
-        .filter(|s| NOTABLE_STATES.contains(s))
-        .collect();
-    if !notable.is_empty() {
-        let _ = write!(line, " [{}]", notable.join(","));
+    let states = notable_states(e);
+    if !states.is_empty() {
+        let _ = write!(line, " [{}]", states.join(","));
     }
-    let disabled = !e.states.is_empty() && !e.states.iter().any(|s| s == "sensitive" || s == "enabled");
-    if disabled {
-        line.push_str(" [disabled]");
+    match e.bounds {
+        Some(b) if Some(b) == parent_bounds => {}
+        Some(b) => {
+            let _ = write!(line, " @{},{} {}x{}", b.x, b.y, b.width, b.height);
+        }
+        None => line.push_str(" @-"),
     }
-    if let Some(b) = e.bounds {
-        let _ = write!(line, " @{},{} {}x{}", b.x, b.y, b.width, b.height);
+    line.push('\n');
+}
+
+/// The element lines of an outline, and how many unnamed containers were folded away.
+///
+/// One line per element, in walk order, indented one space per shown ancestor:
+/// `ID ROLE ["NAME"] [value=VALUE] [[STATE,...]] [@X,Y WxH]`. Bounds are omitted when they
+/// equal those of the nearest shown ancestor; `@-` means no on-screen area. Unnamed
+/// panel/filler-like containers without actions, value or notable state are folded: not
+/// printed, their children lifted (their ids stay valid in the structured elements).
+pub fn elements_outline(elements: &[Element]) -> (String, usize) {
+    // id -> (outline depth of its children, bounds its children compare against)
+    let mut seen: HashMap<&str, (usize, Option<Rect>)> = HashMap::with_capacity(elements.len());
+    let mut out = String::with_capacity(elements.len() * 40);
+    let mut folded = 0;
+    for e in elements {
+        let (depth, parent_bounds) = e
+            .parent
+            .as_deref()
+            .and_then(|p| seen.get(p).copied())
+            .unwrap_or((0, None));
+        if foldable(e) {
+            folded += 1;
+            // Children take this element's place; they still compare with the shown ancestor.
+            seen.insert(&e.id, (depth, parent_bounds));
+            continue;
+        }
+        element_line(&mut out, e, depth, parent_bounds);
+        seen.insert(&e.id, (depth + 1, e.bounds));
     }
-    line
+    (out, folded)
 }
 
 pub fn state_text(out: &StateOutput) -> String {
+    let cs = &out.coordinate_space;
     let mut s = format!(
-        "state_id {} (single use, expires in {} s)\nwindow {}\ncoordinates: window-relative logical px, {}x{}\n",
+        "state_id {} (single use, expires in {} s)\nwindow {}\n",
         out.state_id,
         out.expires_in_ms / 1000,
         window_line(&out.window),
-        out.coordinate_space.width,
-        out.coordinate_space.height,
     );
-    if let Some(shot) = &out.screenshot {
+    if cs.units == "logical_px" {
         let _ = writeln!(
             s,
-            "screenshot {}x{} {}{}",
-            shot.width,
-            shot.height,
-            shot.format,
-            if shot.occluded {
-                " (other windows may cover parts of it)"
-            } else {
-                ""
-            }
+            "coordinates: window-relative logical px, {}x{}",
+            cs.width, cs.height
+        );
+    } else {
+        let _ = writeln!(
+            s,
+            "coordinates: window-relative, scaled x{:.4} to {}x{} (window {}x{} logical px); bounds, \
+             screenshot and gui_action x/y all use this space",
+            cs.scale, cs.width, cs.height, out.window.bounds.width, out.window.bounds.height
         );
     }
-    let _ = writeln!(
-        s,
-        "{} element(s){}:",
-        out.element_count,
-        if out.truncated { " (truncated)" } else { "" }
-    );
-    for e in &out.elements {
-        let _ = writeln!(s, "{}", element_line(e));
+    if let Some(shot) = &out.screenshot {
+        let _ = write!(s, "screenshot {}x{} {}", shot.width, shot.height, shot.format);
+        if shot.occluded {
+            s.push_str(" (other windows may cover parts of it)");
+        }
+        if shot.redacted > 0 {
+            let _ = write!(s, " ({} password field(s) painted over)", shot.redacted);
+        }
+        s.push('\n');
     }
+    if let (Some(q), Some(m)) = (&out.query, out.matched) {
+        let _ = writeln!(
+            s,
+            "query {}: {m} matched; shown with their ancestors",
+            quote(q, 80)
+        );
+    }
+    let (lines, folded) = elements_outline(&out.elements);
+    let _ = write!(s, "{} element(s)", out.element_count);
+    if out.truncated {
+        s.push_str(" (truncated)");
+    }
+    if folded > 0 {
+        let _ = write!(s, ", {folded} unnamed container(s) folded");
+    }
+    if !out.elements.is_empty() {
+        s.push_str("; id role \"name\" value= [states] @x,y wxh (no @: same box as parent):");
+    }
+    s.push('\n');
+    s.push_str(&lines);
     if let Some(reason) = &out.truncated_reason {
         let _ = writeln!(s, "truncated: {reason}");
     }
@@ -157,4 +312,196 @@ pub fn action_text(out: &ActionOutput) -> String {
         parts.join(", "),
         out.next
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct Tree(Vec<Element>);
+
+    impl Tree {
+        /// Adds an element under `parent` (an index) and returns its index.
+        fn add(&mut self, parent: Option<usize>, role: &str, name: &str, bounds: Option<Rect>) -> usize {
+            let i = self.0.len();
+            let depth = parent.map_or(0, |p| self.0[p].depth + 1);
+            self.0.push(Element {
+                id: format!("e{i}"),
+                role: role.into(),
+                name: name.into(),
+                description: String::new(),
+                value: None,
+                states: ["enabled", "sensitive", "showing", "visible"]
+                    .map(String::from)
+                    .to_vec(),
+                actions: vec![],
+                bounds,
+                parent: parent.map(|p| format!("e{p}")),
+                depth,
+            });
+            i
+        }
+        fn with(&mut self, i: usize, f: impl FnOnce(&mut Element)) {
+            f(&mut self.0[i]);
+        }
+    }
+
+    fn r(x: i32, y: i32, w: i32, h: i32) -> Option<Rect> {
+        Some(Rect::new(x, y, w, h))
+    }
+
+    #[test]
+    fn outline_lines_follow_the_format() {
+        let mut t = Tree(vec![]);
+        let frame = t.add(None, "frame", "lsm test app", r(0, 0, 600, 511));
+        let filler = t.add(Some(frame), "filler", "", r(0, 0, 600, 511));
+        let grid = t.add(Some(filler), "panel", "", r(10, 10, 580, 491));
+        let check = t.add(Some(grid), "check_box", "Enable feature", r(10, 10, 284, 22));
+        t.with(check, |e| {
+            e.states.push("checked".into());
+            e.actions = vec!["click".into()];
+        });
+        let entry = t.add(Some(grid), "text", "Name entry", r(10, 80, 284, 34));
+        t.with(entry, |e| {
+            e.value = Some("hello \"you\"".into());
+            e.states.push("focused".into());
+            e.states.push("editable".into());
+        });
+        let slider = t.add(Some(grid), "slider", "Volume", r(10, 120, 284, 20));
+        t.with(slider, |e| e.value = Some("37".into()));
+        let named = t.add(Some(grid), "panel", "Settings", r(300, 10, 290, 200));
+        let label = t.add(Some(named), "label", "Same box", r(300, 10, 290, 200));
+        let off = t.add(Some(named), "push_button", "Hidden", None);
+        t.with(off, |e| e.states = vec!["visible".into()]);
+        let _ = label;
+        let (text, folded) = elements_outline(&t.0);
+        assert_eq!(folded, 2);
+        assert_eq!(
+            text,
+            "e0 frame \"lsm test app\" @0,0 600x511\n\
+             \x20e3 checkbox \"Enable feature\" [checked] @10,10 284x22\n\
+             \x20e4 text \"Name entry\" value=\"hello \\\"you\\\"\" [focused] @10,80 284x34\n\
+             \x20e5 slider \"Volume\" value=37 @10,120 284x20\n\
+             \x20e6 panel \"Settings\" @300,10 290x200\n\
+             \x20\x20e7 label \"Same box\"\n\
+             \x20\x20e8 button \"Hidden\" [disabled] @-\n"
+        );
+    }
+
+    #[test]
+    fn folded_containers_pass_the_shown_ancestors_box_down() {
+        let mut t = Tree(vec![]);
+        let frame = t.add(None, "frame", "w", r(0, 0, 100, 100));
+        // Same box as the frame but folded: its child compares with the frame.
+        let panel = t.add(Some(frame), "panel", "", r(0, 0, 50, 50));
+        t.add(Some(panel), "label", "a", r(0, 0, 100, 100));
+        t.add(Some(panel), "label", "b", r(0, 0, 50, 50));
+        let (text, _) = elements_outline(&t.0);
+        assert_eq!(
+            text,
+            "e0 frame \"w\" @0,0 100x100\n e2 label \"a\"\n e3 label \"b\" @0,0 50x50\n"
+        );
+    }
+
+    #[test]
+    fn states_show_only_what_is_not_the_rule() {
+        let mut t = Tree(vec![]);
+        let frame = t.add(None, "frame", "w", r(0, 0, 100, 100));
+        let label = t.add(Some(frame), "label", "Status", r(0, 0, 10, 10));
+        t.with(label, |e| e.states.push("multi_line".into()));
+        let view = t.add(Some(frame), "text", "Log", r(0, 10, 10, 10));
+        t.with(view, |e| e.states.push("multi_line".into()));
+        let area = t.add(Some(frame), "text", "Notes", r(0, 20, 10, 10));
+        t.with(area, |e| {
+            e.states.extend(["multi_line".into(), "editable".into()])
+        });
+        let toggle = t.add(Some(frame), "label", "Editable label", r(0, 30, 10, 10));
+        t.with(toggle, |e| e.states.push("editable".into()));
+        let (text, _) = elements_outline(&t.0);
+        assert_eq!(
+            text,
+            "e0 frame \"w\" @0,0 100x100\n e1 label \"Status\" @0,0 10x10\n e2 text \"Log\" [read_only] @0,10 10x10\n \
+             e3 text \"Notes\" [multi_line] @0,20 10x10\n e4 label \"Editable label\" [editable] @0,30 10x10\n"
+        );
+    }
+
+    /// A GTK-like window: nested unnamed boxes, a list of rows of cells, menus without area.
+    fn big_tree() -> Vec<Element> {
+        let mut t = Tree(vec![]);
+        let frame = t.add(None, "frame", "GTK Widget Factory", r(0, 0, 1366, 741));
+        let mut parent = frame;
+        for _ in 0..4 {
+            parent = t.add(Some(parent), "filler", "", r(0, 0, 1366, 741));
+        }
+        let bar = t.add(Some(parent), "menu_bar", "", r(0, 0, 1366, 30));
+        for i in 0..6 {
+            let m = t.add(Some(bar), "menu", &format!("Menu {i}"), r(i * 60, 0, 60, 30));
+            t.with(m, |e| e.actions = vec!["click".into()]);
+            for j in 0..5 {
+                let it = t.add(Some(m), "menu_item", &format!("Item {i}.{j}"), None);
+                t.with(it, |e| e.actions = vec!["click".into()]);
+            }
+        }
+        for col in 0..3 {
+            let panel = t.add(Some(parent), "panel", "", r(col * 450, 40, 440, 700));
+            let inner = t.add(Some(panel), "panel", "", r(col * 450, 40, 440, 700));
+            for k in 0..12 {
+                let role = ["push_button", "check_box", "radio_button", "toggle_button"][k % 4];
+                let b = t.add(
+                    Some(inner),
+                    role,
+                    &format!("Option {col}-{k}"),
+                    r(col * 450 + 10, 50 + k as i32 * 30, 200, 26),
+                );
+                t.with(b, |e| {
+                    e.actions = vec!["click".into()];
+                    e.states.extend(["focusable".into(), "checkable".into()]);
+                });
+            }
+            let scroll = t.add(Some(inner), "scroll_pane", "", r(col * 450 + 220, 50, 210, 400));
+            let table = t.add(
+                Some(scroll),
+                "tree_table",
+                "Rows",
+                r(col * 450 + 220, 50, 210, 400),
+            );
+            for row in 0..20 {
+                let c = t.add(
+                    Some(table),
+                    "table_cell",
+                    &format!("Row {row}"),
+                    r(col * 450 + 220, 50 + row * 20, 210, 20),
+                );
+                t.with(c, |e| {
+                    e.states.extend(["selectable".into(), "transient".into()]);
+                    e.actions = vec!["activate".into()];
+                });
+            }
+            let e = t.add(Some(inner), "text", "Entry", r(col * 450 + 10, 460, 420, 30));
+            t.with(e, |e| {
+                e.value = Some("some text".into());
+                e.states
+                    .extend(["editable".into(), "focusable".into(), "single_line".into()]);
+            });
+        }
+        t.0
+    }
+
+    #[test]
+    fn outline_is_under_a_third_of_the_element_json() {
+        let elements = big_tree();
+        let json = serde_json::to_vec(&elements).expect("json").len();
+        let (text, folded) = elements_outline(&elements);
+        assert!(folded >= 10);
+        assert!(
+            text.len() * 3 < json,
+            "outline {} bytes vs JSON {} bytes:\n{text}",
+            text.len(),
+            json
+        );
+        // Every element that can be acted on has its line.
+        for e in elements.iter().filter(|e| !e.actions.is_empty()) {
+            assert!(text.contains(&format!("{} ", e.id)), "{} missing", e.id);
+        }
+    }
 }

@@ -4,13 +4,14 @@
 use crate::action::{parse_actions, ActionResult, ActionSpec, Where};
 use crate::backend::{BackendAction, BackendConnector, DesktopBackend, Target};
 use crate::error::{ErrorCode, GuiError, GuiResult};
-use crate::geometry::Rect;
+use crate::image::{EncodedImage, ImageFormat};
 use crate::limits::Limits;
 use crate::model::{BackendInfo, Element, ObserveRequest, WindowInfo};
+use crate::observe::{number_elements, render_screenshot, secret_areas, Numbered, Query};
+use crate::space::Space;
 use crate::state::{ElementRef, Observation, StateStore};
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
-use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::Mutex;
@@ -32,28 +33,55 @@ pub struct StateRequest {
     pub include_elements: bool,
     pub max_elements: Option<u64>,
     pub max_depth: Option<u64>,
+    /// Only elements matching these words (and their ancestors).
+    pub query: Option<String>,
+    pub image_format: ImageFormat,
+    /// JPEG quality 1..=100 (default 80); refused for the lossless formats.
+    pub image_quality: Option<u64>,
 }
 
-/// The coordinate space of an observation: what `x`/`y` in `gui_action` mean.
+/// The coordinate space of an observation: what element bounds, screenshot pixels and the
+/// `x`/`y` of `gui_action` (for this `state_id`) mean. One space for all three.
 #[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CoordinateSpace {
     /// Always `window`: (0,0) is the top-left corner of the window's client area.
     pub origin: String,
-    /// Always `logical_px`.
+    /// `logical_px`; `scaled_px` when a large window was scaled down to the image cap.
     pub units: String,
+    /// Size of the space (= the screenshot's size).
     pub width: i32,
     pub height: i32,
-    /// Physical pixels per logical pixel of the display.
+    /// Units of this space per logical pixel: 1.0, or below 1 when scaled.
     pub scale: f64,
+    /// Physical pixels per logical pixel of the display, when not 1 (HiDPI); the screenshot
+    /// was resampled to this space.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub display_scale: Option<f64>,
+    /// What the space is, when it is not plain logical pixels.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ScreenshotInfo {
+    /// `png`, `jpeg` or `webp` (also the MCP image content's mime type `image/<format>`).
     pub format: String,
     pub width: u32,
     pub height: u32,
+    /// Encoded size in bytes.
+    pub bytes: usize,
+    /// JPEG quality used.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quality: Option<u8>,
     /// True when other windows may cover parts of the image.
     pub occluded: bool,
+    /// Password fields painted over with one flat colour.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub redacted: usize,
+}
+
+fn is_zero(v: &usize) -> bool {
+    *v == 0
 }
 
 /// `gui_state` result. The image travels beside it, not inside the JSON.
@@ -65,7 +93,14 @@ pub struct StateOutput {
     pub window: WindowInfo,
     pub coordinate_space: CoordinateSpace,
     pub elements: Vec<Element>,
+    /// Elements returned (with a query: the matches and their ancestors).
     pub element_count: usize,
+    /// The query this observation was filtered by.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub query: Option<String>,
+    /// With a query: how many elements matched it (ancestors not counted).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub matched: Option<usize>,
     pub truncated: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub truncated_reason: Option<String>,
@@ -73,9 +108,10 @@ pub struct StateOutput {
     pub screenshot: Option<ScreenshotInfo>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
+    /// The encoded screenshot; travels as MCP image content, not inside the JSON.
     #[serde(skip)]
     #[schemars(skip)]
-    pub image_png: Option<Vec<u8>>,
+    pub image: Option<EncodedImage>,
 }
 
 /// `gui_action` request; `actions` is the caller's raw JSON, validated here.
@@ -161,7 +197,8 @@ impl LocalGui {
         )?;
         Ok(ObserveRequest {
             screenshot: r.screenshot,
-            include_elements: r.include_elements,
+            // A screenshot needs the tree too: password fields are painted over.
+            include_elements: r.include_elements || r.screenshot,
             max_elements: max_elements as usize,
             max_depth: max_depth as u32,
             walk_budget: self.limits.walk_budget,
@@ -177,16 +214,23 @@ impl LocalGui {
         })
     }
 
+    /// A point target: caller points are in the observation's space, the backend's are logical.
     fn target(&self, obs: &Observation, w: &Where) -> GuiResult<Target> {
         Ok(match w {
             Where::Element(id) => Target::Element(self.resolve(obs, id)?),
-            Where::Point(p) => Target::Point(*p),
+            Where::Point(p) => Target::Point(obs.space.point_to_logical(*p)),
         })
     }
 
-    /// Turns validated specs into backend actions; checks ids and points before anything runs.
+    /// Turns validated specs into backend actions; checks ids and points (in the observation's
+    /// space) before anything runs, and converts points to window logical pixels.
     fn resolve_all(&self, obs: &Observation, specs: &[ActionSpec]) -> GuiResult<Vec<Option<BackendAction>>> {
-        let area = Rect::new(0, 0, obs.window.bounds.width, obs.window.bounds.height);
+        let area = obs.space.area();
+        let units = if obs.space.is_identity() {
+            "logical px"
+        } else {
+            "units of the observation's scaled space"
+        };
         specs
             .iter()
             .enumerate()
@@ -196,7 +240,7 @@ impl LocalGui {
                         return Err(GuiError::new(
                             ErrorCode::OutOfBounds,
                             format!(
-                                "action {i} ({}): point ({}, {}) is outside the window (0..{} x 0..{} logical px, \
+                                "action {i} ({}): point ({}, {}) is outside the window (0..{} x 0..{} {units}, \
                                  window-relative); use coordinates from the observation",
                                 spec.type_name(),
                                 p.x,
@@ -219,9 +263,11 @@ impl LocalGui {
                         delta_x: *delta_x,
                         delta_y: *delta_y,
                     }),
-                    ActionSpec::Drag { from, to, button } => {
-                        Some(BackendAction::Drag { from: tgt(from)?, to: *to, button: *button })
-                    }
+                    ActionSpec::Drag { from, to, button } => Some(BackendAction::Drag {
+                        from: tgt(from)?,
+                        to: obs.space.point_to_logical(*to),
+                        button: *button,
+                    }),
                     ActionSpec::Type { element, text } => Some(BackendAction::Type {
                         element: element.as_ref().map(el).transpose()?,
                         text: text.clone(),
@@ -263,54 +309,33 @@ async fn bounded<T>(what: &str, fut: impl std::future::Future<Output = GuiResult
         .unwrap_or_else(|_| Err(GuiError::timeout(what)))
 }
 
+/// Says what a space other than plain logical pixels is.
+fn space_note(space: &Space, window: &WindowInfo, cap: u32, display_scale: Option<f64>) -> Option<String> {
+    let mut parts = Vec::new();
+    if !space.is_identity() {
+        parts.push(format!(
+            "the window is {}x{} logical px, more than the {cap} px image cap: this observation is scaled by {:.4} \
+             to {}x{}; element bounds, screenshot pixels and gui_action x/y for this state_id are all in this \
+             scaled space (lsm converts), use them as they are",
+            window.bounds.width,
+            window.bounds.height,
+            space.scale(),
+            space.width,
+            space.height
+        ));
+    }
+    if let Some(ds) = display_scale {
+        parts.push(format!(
+            "the display has {ds} physical px per logical px; the screenshot was resampled so that one image pixel \
+             is one unit of this space"
+        ));
+    }
+    (!parts.is_empty()).then(|| parts.join("; "))
+}
+
 /// Roles whose value is a secret (AT-SPI `password_text`, UIA/AX password fields).
 pub fn is_secret(role: &str) -> bool {
     matches!(role, "password_text" | "password" | "secure_text_field")
-}
-
-/// Assigns element ids and keeps the element list within the JSON byte budget.
-fn number_elements(
-    raw: Vec<crate::model::RawElement>,
-    byte_budget: usize,
-) -> (Vec<Element>, HashMap<String, ElementRef>, bool) {
-    let mut out = Vec::with_capacity(raw.len());
-    let mut refs = HashMap::with_capacity(raw.len());
-    let mut bytes = 0usize;
-    let mut index_to_id: Vec<Option<String>> = vec![None; raw.len()];
-    for (i, r) in raw.into_iter().enumerate() {
-        let id = format!("e{i}");
-        let el = Element {
-            id: id.clone(),
-            role: r.role.clone(),
-            name: r.name.clone(),
-            description: r.description,
-            // Secrets never leave the machine, not even their length.
-            value: if is_secret(&r.role) { None } else { r.value },
-            states: r.states.clone(),
-            actions: r.actions,
-            bounds: r.bounds,
-            parent: r.parent.and_then(|p| index_to_id.get(p).cloned().flatten()),
-            depth: r.depth,
-        };
-        bytes += serde_json::to_vec(&el).map(|v| v.len() + 1).unwrap_or(0);
-        if bytes > byte_budget {
-            return (out, refs, true);
-        }
-        index_to_id[i] = Some(id.clone());
-        refs.insert(
-            id.clone(),
-            ElementRef {
-                id,
-                native: r.native,
-                role: r.role,
-                name: r.name,
-                bounds: r.bounds,
-                states: r.states,
-            },
-        );
-        out.push(el);
-    }
-    (out, refs, false)
 }
 
 #[async_trait]
@@ -333,58 +358,111 @@ impl GuiService for LocalGui {
             return Err(GuiError::invalid("window_id is required (from gui_list)"));
         }
         let observe = self.observe_request(&request)?;
+        let query = request
+            .query
+            .as_deref()
+            .map(|q| Query::parse(q, self.limits.query_bytes))
+            .transpose()?;
+        if query.is_some() && !request.include_elements {
+            return Err(GuiError::invalid(
+                "query filters the elements: leave include_elements true (or drop query)",
+            ));
+        }
+        let quality = match (request.image_format, request.image_quality) {
+            (ImageFormat::Jpeg, q) => pick("image_quality", q, 80, 1, 100)? as u8,
+            (_, None) => 80,
+            (f, Some(_)) => {
+                return Err(GuiError::invalid(format!(
+                    "image_quality applies to jpeg only; {} is lossless (drop image_quality or use image_format \"jpeg\")",
+                    f.name()
+                )))
+            }
+        };
         let backend = self.backend().await?;
         let snap = bounded(
             "observing the window",
             backend.observe(&request.window_id, &observe),
         )
         .await?;
-        let (elements, refs, over_budget) = number_elements(snap.elements, self.limits.elements_json_bytes);
-        let mut truncated_reason = snap.truncated_reason;
-        if over_budget {
+        let window = snap.window;
+        let space = Space::for_window(
+            window.bounds.width,
+            window.bounds.height,
+            self.limits.max_image_edge,
+        );
+        let secrets = secret_areas(&snap.elements);
+        let (numbered, walk_truncated, mut truncated_reason) = if request.include_elements {
+            let n = number_elements(
+                snap.elements,
+                &space,
+                query.as_ref(),
+                self.limits.elements_json_bytes,
+            );
+            (n, snap.truncated, snap.truncated_reason)
+        } else {
+            // Walked only to find password fields: nothing of it is returned.
+            (Numbered::default(), false, None)
+        };
+        if numbered.over_budget {
             truncated_reason = Some(format!(
-                "element list reached {} KiB; ask for fewer elements or a smaller max_depth",
+                "element list reached {} KiB; ask for fewer elements, a smaller max_depth or use query",
                 self.limits.elements_json_bytes / 1024
             ));
         }
-        let (screenshot, image_png) = match snap.screenshot {
+        let (screenshot, image) = match snap.screenshot {
             Some(shot) => {
+                let format = request.image_format;
+                let occluded = shot.occluded;
+                let rendered = tokio::task::spawn_blocking(move || {
+                    render_screenshot(shot.image, &space, &secrets, format, quality)
+                })
+                .await
+                .map_err(|e| GuiError::backend(format!("encoding the screenshot failed: {e}")))??;
                 let info = ScreenshotInfo {
-                    format: "png".into(),
-                    width: shot.image.width,
-                    height: shot.image.height,
-                    occluded: shot.occluded,
+                    format: format.name().into(),
+                    width: rendered.image.width,
+                    height: rendered.image.height,
+                    bytes: rendered.image.bytes.len(),
+                    quality: (format == ImageFormat::Jpeg).then_some(quality),
+                    occluded,
+                    redacted: rendered.redacted,
                 };
-                let image = shot.image;
-                let png = tokio::task::spawn_blocking(move || image.to_png())
-                    .await
-                    .map_err(|e| GuiError::backend(format!("encoding the screenshot failed: {e}")))??;
-                (Some(info), Some(png))
+                (Some(info), Some(rendered.image))
             }
             None => (None, None),
         };
-        let window = snap.window;
+        let display_scale = Some(snap.scale).filter(|s| s.is_finite() && *s > 0.0 && (*s - 1.0).abs() > 1e-6);
+        let note = space_note(&space, &window, self.limits.max_image_edge, display_scale);
         let coordinate_space = CoordinateSpace {
             origin: "window".into(),
-            units: "logical_px".into(),
-            width: window.bounds.width,
-            height: window.bounds.height,
-            scale: 1.0,
+            units: if space.is_identity() {
+                "logical_px"
+            } else {
+                "scaled_px"
+            }
+            .into(),
+            width: space.width,
+            height: space.height,
+            scale: space.scale(),
+            display_scale,
+            note,
         };
-        let state_id = self.store.issue(window.clone(), refs);
+        let state_id = self.store.issue_in(window.clone(), numbered.refs, space);
         Ok(StateOutput {
             state_id,
             expires_in_ms: self.store.ttl().as_millis() as u64,
             machine: self.machine.clone(),
             window,
             coordinate_space,
-            element_count: elements.len(),
-            elements,
-            truncated: snap.truncated || over_budget,
+            element_count: numbered.elements.len(),
+            elements: numbered.elements,
+            query: query.is_some().then(|| request.query.clone()).flatten(),
+            matched: numbered.matched,
+            truncated: walk_truncated || numbered.over_budget,
             truncated_reason,
             screenshot,
             notes: snap.notes,
-            image_png,
+            image,
         })
     }
 

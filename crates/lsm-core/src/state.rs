@@ -3,6 +3,7 @@
 use crate::error::{ErrorCode, GuiError, GuiResult};
 use crate::geometry::Rect;
 use crate::model::WindowInfo;
+use crate::space::Space;
 use std::collections::{HashMap, VecDeque};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -26,6 +27,8 @@ pub struct Observation {
     pub state_id: String,
     pub window: WindowInfo,
     pub elements: HashMap<String, ElementRef>,
+    /// The space the observation's bounds, screenshot and action points are in.
+    pub space: Space,
     pub issued: Instant,
 }
 
@@ -65,13 +68,25 @@ impl StateStore {
         format!("st_{:032x}", rand::random::<u128>())
     }
 
-    /// Stores an observation, evicting the oldest beyond capacity. Returns its id.
+    /// Stores an observation in window-relative logical pixels. Returns its id.
     pub fn issue(&self, window: WindowInfo, elements: HashMap<String, ElementRef>) -> String {
+        let space = Space::identity(window.bounds.width, window.bounds.height);
+        self.issue_in(window, elements, space)
+    }
+
+    /// Stores an observation made in `space`, evicting the oldest beyond capacity. Returns its id.
+    pub fn issue_in(
+        &self,
+        window: WindowInfo,
+        elements: HashMap<String, ElementRef>,
+        space: Space,
+    ) -> String {
         let state_id = Self::new_id();
         let obs = Observation {
             state_id: state_id.clone(),
             window,
             elements,
+            space,
             issued: Instant::now(),
         };
         let mut slots = self.slots.lock().unwrap_or_else(|p| p.into_inner());

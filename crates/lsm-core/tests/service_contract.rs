@@ -136,7 +136,7 @@ async fn observation_numbers_elements_and_links_parents() {
         ["e0", "e1"]
     );
     assert_eq!(s.elements[1].parent.as_deref(), Some("e0"));
-    assert!(s.image_png.as_ref().is_some_and(|p| p.starts_with(b"\x89PNG")));
+    assert!(s.image.as_ref().is_some_and(|i| i.bytes.starts_with(b"\x89PNG")));
     assert_eq!((s.coordinate_space.width, s.coordinate_space.height), (200, 100));
 }
 

@@ -4,7 +4,7 @@ use crate::machines::Machines;
 use crate::tools::{self, GUI_ACTION, GUI_LIST, GUI_STATE};
 use base64::Engine;
 use lsm_core::outline;
-use lsm_core::{ActionRequest, ErrorCode, GuiError, GuiResult, StateRequest};
+use lsm_core::{ActionRequest, EncodedImage, ErrorCode, GuiError, GuiResult, ImageFormat, StateRequest};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation, JsonObject,
     ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig,
@@ -22,8 +22,10 @@ pub struct LsmMcp {
 
 const INSTRUCTIONS: &str = "Operate desktop applications: gui_list -> gui_state(window_id) -> \
 gui_action(window_id, state_id, actions) -> gui_state again. Prefer element_id over x/y. A state_id \
-is single-use and expires after 30 s; coordinates are window-relative logical pixels, the same as the \
-screenshot's pixels. On an error, follow its message (usually: call gui_state again).";
+is single-use and expires after 30 s; element bounds, screenshot pixels and gui_action x/y share one \
+window-relative space (logical pixels, or a scaled space for very large windows: see coordinate_space), so \
+read points off the screenshot and send them back as they are. gui_state(query=\"words\") returns only the \
+matching elements and their ancestors. On an error, follow its message (usually: call gui_state again).";
 
 impl LsmMcp {
     pub fn new(machines: Arc<Machines>) -> Self {
@@ -48,6 +50,9 @@ impl LsmMcp {
                         "include_elements",
                         "max_elements",
                         "max_depth",
+                        "query",
+                        "image_format",
+                        "image_quality",
                     ],
                 )?;
                 let request = StateRequest {
@@ -56,9 +61,15 @@ impl LsmMcp {
                     include_elements: opt_bool(args, "include_elements")?.unwrap_or(true),
                     max_elements: opt_count(args, "max_elements")?,
                     max_depth: opt_count(args, "max_depth")?,
+                    query: opt_string(args, "query")?,
+                    image_format: opt_string(args, "image_format")?
+                        .map(|f| ImageFormat::parse(&f))
+                        .transpose()?
+                        .unwrap_or_default(),
+                    image_quality: opt_count(args, "image_quality")?,
                 };
                 let mut out = self.machines.get(machine.as_deref())?.state(request).await?;
-                let image = out.image_png.take();
+                let image = out.image.take();
                 Ok(success(outline::state_text(&out), to_value(&out)?, image))
             }
             GUI_ACTION => {
@@ -84,13 +95,13 @@ fn to_value<T: serde::Serialize>(v: &T) -> GuiResult<Value> {
     serde_json::to_value(v).map_err(|e| GuiError::backend(format!("serialising the result: {e}")))
 }
 
-fn success(text: String, structured: Value, png: Option<Vec<u8>>) -> CallToolResult {
+fn success(text: String, structured: Value, image: Option<EncodedImage>) -> CallToolResult {
     let mut result = CallToolResult::structured(structured);
     result.content = vec![ContentBlock::text(text)];
-    if let Some(png) = png {
+    if let Some(image) = image {
         result.content.push(ContentBlock::image(
-            base64::engine::general_purpose::STANDARD.encode(png),
-            "image/png",
+            base64::engine::general_purpose::STANDARD.encode(&image.bytes),
+            image.mime_type(),
         ));
     }
     result

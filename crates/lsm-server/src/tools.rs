@@ -19,8 +19,18 @@ pub struct ListArgs {
 pub struct StateArgs {
     /// Window from gui_list.
     pub window_id: String,
-    /// Attach a screenshot of the window (PNG, window-relative logical pixels). Default true.
+    /// Attach a screenshot of the window, in the observation's coordinate space (one image pixel
+    /// per unit of element bounds and gui_action x/y). Default true.
     pub screenshot: Option<bool>,
+    /// Screenshot encoding: "png" (default, lossless), "jpeg" (smallest, lossy) or "webp"
+    /// (lossless, usually smaller than PNG).
+    pub image_format: Option<ImageFormatArg>,
+    /// JPEG quality 1-100 (default 80); only with image_format "jpeg".
+    pub image_quality: Option<u32>,
+    /// Only elements whose name, role, value or description contain every word of this
+    /// (case-insensitive; e.g. "save button"), plus their ancestors. Ids stay those of the full
+    /// observation; only returned elements can be acted on. `matched` tells how many matched.
+    pub query: Option<String>,
     /// Include the accessibility elements. Default true.
     pub include_elements: Option<bool>,
     /// At most this many elements (default 300, max 1000).
@@ -29,6 +39,15 @@ pub struct StateArgs {
     pub max_depth: Option<u32>,
     /// Target machine; omit for this machine.
     pub machine: Option<String>,
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+#[allow(dead_code)]
+pub enum ImageFormatArg {
+    Png,
+    Jpeg,
+    Webp,
 }
 
 #[derive(Deserialize, JsonSchema)]
@@ -56,10 +75,11 @@ pub struct ActionArg {
     pub kind: ActionType,
     /// Element id from the same gui_state result (e.g. "e17").
     pub element_id: Option<String>,
-    /// Window-relative logical x (click, double_click, right_click, move, scroll, drag start).
+    /// Window-relative x in the observation's coordinate space, as read off its screenshot or
+    /// element bounds (click, double_click, right_click, move, scroll, drag start).
     pub x: Option<f64>,
     pub y: Option<f64>,
-    /// Drag end point, window-relative.
+    /// Drag end point, in the same space as x/y.
     pub to_x: Option<f64>,
     pub to_y: Option<f64>,
     /// Text for `type` (any Unicode, up to 4096 bytes).
@@ -112,8 +132,13 @@ pub fn all() -> Vec<Tool> {
         Tool::new(
             GUI_STATE,
             "Observe one window: returns a single-use state_id (valid 30 s), its accessibility elements \
-             (id like e17, role, name, value, states, actions, bounds in window-relative logical pixels) \
-             and a screenshot in the same coordinate space. Call it before every gui_action.",
+             (id like e17, role, name, value, states, actions, bounds) and a screenshot (png by default; \
+             image_format jpeg or webp), all in one window-relative coordinate space: logical pixels, or, for \
+             a window larger than the image cap, a uniformly scaled space described by coordinate_space. \
+             Use bounds and screenshot pixels as they are for gui_action x/y. query=\"words\" returns only the \
+             elements whose name, role, value or description contain every word, plus their ancestors \
+             (same ids as without query). Password fields never show their value and are painted over in \
+             the screenshot. Call it before every gui_action.",
             rmcp::model::JsonObject::new(),
         )
         .with_input_schema::<StateArgs>()

@@ -36,6 +36,10 @@ struct ServeArgs {
     /// Milliseconds a tree walk may take before it returns what it has (truncated).
     #[arg(long, default_value_t = 2500, env = "LSM_WALK_BUDGET_MS")]
     walk_budget_ms: u64,
+    /// Longest edge of an observation's screenshot and coordinate space; larger windows are
+    /// observed in a uniformly scaled space (0: no cap).
+    #[arg(long, default_value_t = 1568, env = "LSM_MAX_IMAGE_EDGE")]
+    max_image_edge: u32,
 }
 
 fn connector() -> Arc<dyn BackendConnector> {
@@ -55,7 +59,19 @@ fn connector() -> Arc<dyn BackendConnector> {
     }
 }
 
+/// Screenshots are multi-megabyte buffers allocated and freed on every observation. glibc raises
+/// its mmap threshold after such frees and then keeps them on the heap, so the server's memory
+/// only grows; a fixed threshold returns every large buffer to the system when it is freed.
+fn return_large_buffers_to_the_system() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: mallopt only tunes the allocator; called once, before any other thread exists.
+    unsafe {
+        libc::mallopt(libc::M_MMAP_THRESHOLD, 128 * 1024);
+    }
+}
+
 fn main() -> std::process::ExitCode {
+    return_large_buffers_to_the_system();
     // Logs go to stderr: stdout belongs to MCP over stdio.
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
@@ -96,7 +112,13 @@ async fn serve(args: ServeArgs) -> std::io::Result<()> {
             "--state-ttl must be between 0 and 86400 seconds",
         ));
     }
+    if args.max_image_edge != 0 && !(16..=16384).contains(&args.max_image_edge) {
+        return Err(std::io::Error::other(
+            "--max-image-edge must be 0 (no cap) or between 16 and 16384 pixels",
+        ));
+    }
     let limits = Limits {
+        max_image_edge: args.max_image_edge,
         state_ttl: Duration::from_secs_f64(args.state_ttl),
         walk_budget: Duration::from_millis(args.walk_budget_ms.clamp(10, 60_000)),
         ..Limits::default()

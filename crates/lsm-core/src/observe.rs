@@ -1,0 +1,371 @@
+//! Turning a backend [`Snapshot`](crate::model::Snapshot) into what the caller sees: numbered
+//! elements in the observation's [`Space`], the `query` filter, the JSON byte budget, and the
+//! screenshot (resampled to the space, secrets painted over, encoded). Platform-free and
+//! synchronous: the service runs the image part on a blocking thread.
+
+use crate::error::{ErrorCode, GuiError, GuiResult};
+use crate::geometry::Rect;
+use crate::image::{EncodedImage, ImageFormat, RgbaImage};
+use crate::model::{Element, RawElement};
+use crate::outline::short_role;
+use crate::service::is_secret;
+use crate::space::Space;
+use crate::state::ElementRef;
+use std::collections::HashMap;
+
+/// The colour that covers a password field in a screenshot.
+pub const REDACTED: [u8; 4] = [96, 96, 96, 255];
+
+/// A `gui_state` `query`: words separated by white space; an element matches when every word
+/// occurs (case-insensitively) in its name, role, value or description.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Query {
+    words: Vec<String>,
+}
+
+impl Query {
+    pub fn parse(text: &str, max_bytes: usize) -> GuiResult<Self> {
+        if text.len() > max_bytes {
+            return Err(GuiError::new(
+                ErrorCode::LimitExceeded,
+                format!("query is {} bytes; at most {max_bytes} are allowed", text.len()),
+            ));
+        }
+        let words: Vec<String> = text.split_whitespace().map(str::to_lowercase).collect();
+        if words.is_empty() {
+            return Err(GuiError::invalid(
+                "query is empty; give words to look for (or omit query for every element)",
+            ));
+        }
+        Ok(Self { words })
+    }
+
+    /// Whether every word occurs in one of the element's texts. A secret's value never counts.
+    pub fn matches(&self, e: &RawElement) -> bool {
+        let value = if is_secret(&e.role) {
+            ""
+        } else {
+            e.value.as_deref().unwrap_or("")
+        };
+        let fields = [
+            e.name.to_lowercase(),
+            e.role.to_lowercase(),
+            short_role(&e.role).to_lowercase(),
+            value.to_lowercase(),
+            e.description.to_lowercase(),
+        ];
+        self.words
+            .iter()
+            .all(|w| fields.iter().any(|f| f.contains(w.as_str())))
+    }
+}
+
+/// Elements as given to the caller, and what their ids stand for.
+#[derive(Debug, Default)]
+pub struct Numbered {
+    pub elements: Vec<Element>,
+    /// Only the returned elements: an id that was filtered out is not actionable.
+    pub refs: HashMap<String, ElementRef>,
+    /// Set with a query: how many elements matched it (ancestors not counted).
+    pub matched: Option<usize>,
+    /// The JSON byte budget cut the list short.
+    pub over_budget: bool,
+}
+
+/// Numbers the walk `e0..eN` (ids are positions in the full walk, with or without a query),
+/// moves bounds into `space`, keeps the query's matches and all their ancestors, and stops at
+/// `byte_budget` bytes of element JSON. Parents precede their children in `raw`.
+pub fn number_elements(
+    raw: Vec<RawElement>,
+    space: &Space,
+    query: Option<&Query>,
+    byte_budget: usize,
+) -> Numbered {
+    let keep: Option<Vec<bool>> = query.map(|q| {
+        let mut keep = vec![false; raw.len()];
+        for (i, e) in raw.iter().enumerate() {
+            if q.matches(e) {
+                keep[i] = true;
+            }
+        }
+        // Ancestors: walk up from each match until an already-kept node.
+        for i in (0..raw.len()).rev() {
+            if !keep[i] {
+                continue;
+            }
+            let mut p = raw[i].parent;
+            while let Some(pi) = p.filter(|&pi| pi < raw.len() && pi != i) {
+                if keep[pi] {
+                    break;
+                }
+                keep[pi] = true;
+                p = raw[pi].parent;
+            }
+        }
+        keep
+    });
+    let matched = query.map(|q| raw.iter().filter(|e| q.matches(e)).count());
+    let mut out = Numbered {
+        matched,
+        ..Numbered::default()
+    };
+    let mut bytes = 0usize;
+    for (i, r) in raw.into_iter().enumerate() {
+        if keep.as_ref().is_some_and(|k| !k[i]) {
+            continue;
+        }
+        let id = format!("e{i}");
+        let secret = is_secret(&r.role);
+        let el = Element {
+            id: id.clone(),
+            role: r.role.clone(),
+            name: r.name.clone(),
+            description: r.description,
+            // Secrets never leave the machine, not even their length.
+            value: if secret { None } else { r.value },
+            states: r.states.clone(),
+            actions: r.actions,
+            bounds: r.bounds.map(|b| space.rect_to_space(b)),
+            parent: r.parent.map(|p| format!("e{p}")),
+            depth: r.depth,
+        };
+        bytes += serde_json::to_vec(&el).map(|v| v.len() + 1).unwrap_or(0);
+        if bytes > byte_budget {
+            out.over_budget = true;
+            break;
+        }
+        out.refs.insert(
+            id.clone(),
+            ElementRef {
+                id,
+                native: r.native,
+                role: r.role,
+                name: r.name,
+                bounds: r.bounds,
+                states: r.states,
+            },
+        );
+        out.elements.push(el);
+    }
+    out
+}
+
+/// Logical bounds of every password field of the walk.
+pub fn secret_areas(raw: &[RawElement]) -> Vec<Rect> {
+    raw.iter()
+        .filter(|e| is_secret(&e.role))
+        .filter_map(|e| e.bounds)
+        .filter(|b| !b.is_empty())
+        .collect()
+}
+
+/// A screenshot as sent: in the observation's space, secrets painted over, encoded.
+#[derive(Debug, Clone)]
+pub struct RenderedShot {
+    pub image: EncodedImage,
+    /// How many password fields were painted over (those inside the image).
+    pub redacted: usize,
+}
+
+/// Resamples `image` (the window in whatever pixels the backend captured: physical on a HiDPI
+/// display) to `space`, paints every secret area (logical bounds) with [`REDACTED`], and
+/// encodes it. Secrets are painted before resampling too, so no filter tap reads them.
+pub fn render_screenshot(
+    image: RgbaImage,
+    space: &Space,
+    secrets: &[Rect],
+    format: ImageFormat,
+    quality: u8,
+) -> GuiResult<RenderedShot> {
+    let (w, h) = (space.width.max(0) as u32, space.height.max(0) as u32);
+    let mut image = image;
+    if (image.width, image.height) != (w, h) {
+        for s in secrets {
+            let r = space.rect_to_image(*s, image.width, image.height);
+            image.fill_rect(r, REDACTED);
+        }
+        image = image.resized(w, h)?;
+    }
+    let mut redacted = 0;
+    for s in secrets {
+        if image.fill_rect(space.rect_to_space(*s), REDACTED) {
+            redacted += 1;
+        }
+    }
+    Ok(RenderedShot {
+        image: image.encode(format, quality)?,
+        redacted,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn raw(role: &str, name: &str, parent: Option<usize>, bounds: Rect) -> RawElement {
+        RawElement {
+            native: format!("n-{name}"),
+            parent,
+            depth: 0,
+            role: role.into(),
+            name: name.into(),
+            description: String::new(),
+            value: None,
+            states: vec![],
+            actions: vec![],
+            bounds: Some(bounds),
+        }
+    }
+
+    fn tree() -> Vec<RawElement> {
+        let mut v = vec![
+            raw("frame", "App", None, Rect::new(0, 0, 600, 500)),
+            raw("panel", "", Some(0), Rect::new(0, 0, 600, 500)),
+            raw("push_button", "Press me", Some(1), Rect::new(10, 10, 100, 30)),
+            raw("panel", "Settings", Some(1), Rect::new(0, 100, 600, 400)),
+            raw(
+                "check_box",
+                "Enable feature",
+                Some(3),
+                Rect::new(10, 110, 200, 20),
+            ),
+            raw("password_text", "Password", Some(3), Rect::new(10, 140, 200, 30)),
+            raw("text", "Name entry", Some(3), Rect::new(10, 180, 200, 30)),
+        ];
+        v[5].value = Some("hunter2".into());
+        v[6].value = Some("Alice Press".into());
+        v
+    }
+
+    #[test]
+    fn query_keeps_matches_and_ancestors_with_full_walk_ids() {
+        let q = Query::parse("  PRESS ", 256).expect("query");
+        let n = number_elements(tree(), &Space::identity(600, 500), Some(&q), 1 << 20);
+        let ids: Vec<&str> = n.elements.iter().map(|e| e.id.as_str()).collect();
+        // "Press me" by name, "Name entry" by value; their ancestors e0, e1, e3.
+        assert_eq!(ids, ["e0", "e1", "e2", "e3", "e6"]);
+        assert_eq!(n.matched, Some(2));
+        let mut keys: Vec<&str> = n.refs.keys().map(String::as_str).collect();
+        keys.sort();
+        assert_eq!(
+            keys,
+            ["e0", "e1", "e2", "e3", "e6"],
+            "only returned elements are actionable"
+        );
+        assert_eq!(n.elements[4].parent.as_deref(), Some("e3"));
+    }
+
+    #[test]
+    fn query_words_must_all_match_in_any_field() {
+        let q = Query::parse("checkbox enable", 256).expect("query");
+        let n = number_elements(tree(), &Space::identity(600, 500), Some(&q), 1 << 20);
+        assert_eq!(n.matched, Some(1));
+        assert_eq!(n.elements.last().map(|e| e.id.as_str()), Some("e4"));
+        // The role alias and the role itself both match.
+        let q = Query::parse("check_box", 256).expect("query");
+        assert_eq!(
+            number_elements(tree(), &Space::identity(600, 500), Some(&q), 1 << 20).matched,
+            Some(1)
+        );
+        // A secret's value is never searched.
+        let q = Query::parse("hunter2", 256).expect("query");
+        let n = number_elements(tree(), &Space::identity(600, 500), Some(&q), 1 << 20);
+        assert_eq!((n.matched, n.elements.len()), (Some(0), 0));
+        assert!(Query::parse(" ", 256).is_err());
+        assert_eq!(
+            Query::parse("abc", 2).expect_err("long").code,
+            ErrorCode::LimitExceeded
+        );
+    }
+
+    #[test]
+    fn without_query_all_elements_and_no_secret_values() {
+        let n = number_elements(tree(), &Space::identity(600, 500), None, 1 << 20);
+        assert_eq!(n.elements.len(), 7);
+        assert_eq!(n.matched, None);
+        assert_eq!(n.elements[5].value, None);
+        assert_eq!(n.elements[6].value.as_deref(), Some("Alice Press"));
+        // The byte budget cuts in document order, so parents stay before children.
+        let small = number_elements(tree(), &Space::identity(600, 500), None, 300);
+        assert!(small.over_budget && !small.elements.is_empty() && small.elements.len() < 7);
+        assert_eq!(small.refs.len(), small.elements.len());
+    }
+
+    #[test]
+    fn bounds_are_in_the_space_and_refs_stay_logical() {
+        let space = Space::for_window(600, 500, 300);
+        let n = number_elements(tree(), &space, None, 1 << 20);
+        assert_eq!(n.elements[0].bounds, Some(Rect::new(0, 0, 300, 250)));
+        assert_eq!(n.elements[2].bounds, Some(Rect::new(5, 5, 50, 15)));
+        assert_eq!(n.refs["e2"].bounds, Some(Rect::new(10, 10, 100, 30)));
+    }
+
+    fn uniform(img: &RgbaImage, r: Rect) -> bool {
+        (r.y..r.y + r.height)
+            .all(|y| (r.x..r.x + r.width).all(|x| img.pixel(x as u32, y as u32) == Some(REDACTED)))
+    }
+
+    fn decode_png(bytes: &[u8]) -> RgbaImage {
+        let mut dec = png::Decoder::new(std::io::Cursor::new(bytes));
+        dec.set_transformations(png::Transformations::ALPHA);
+        let mut reader = dec.read_info().expect("png header");
+        let mut buf = vec![0; reader.output_buffer_size().expect("size")];
+        let info = reader.next_frame(&mut buf).expect("frame");
+        buf.truncate(info.buffer_size());
+        RgbaImage::new(info.width, info.height, buf).expect("rgba")
+    }
+
+    fn noisy(w: u32, h: u32) -> RgbaImage {
+        let data = (0..w * h)
+            .flat_map(|i| [(i * 7 % 251) as u8, (i * 13 % 241) as u8, (i % 199) as u8, 255])
+            .collect();
+        RgbaImage::new(w, h, data).expect("image")
+    }
+
+    #[test]
+    fn password_fields_are_one_colour_at_1x() {
+        let secrets = secret_areas(&tree());
+        assert_eq!(secrets, [Rect::new(10, 140, 200, 30)]);
+        let shot = render_screenshot(
+            noisy(600, 500),
+            &Space::identity(600, 500),
+            &secrets,
+            ImageFormat::Png,
+            80,
+        )
+        .expect("render");
+        assert_eq!(shot.redacted, 1);
+        let img = decode_png(&shot.image.bytes);
+        assert_eq!((img.width, img.height), (600, 500));
+        assert!(uniform(&img, Rect::new(10, 140, 200, 30)));
+        // Outside the field the pixels are untouched.
+        assert_eq!(img.pixel(9, 140), noisy(600, 500).pixel(9, 140));
+        assert_eq!(img.pixel(210, 150), noisy(600, 500).pixel(210, 150));
+    }
+
+    #[test]
+    fn hidpi_and_capped_shots_are_resampled_and_still_redacted() {
+        let secrets = [Rect::new(10, 140, 200, 30), Rect::new(590, 490, 50, 50)];
+        // A 2x display: physical 1200x1000 for a 600x500 logical window.
+        let space = Space::identity(600, 500);
+        let shot =
+            render_screenshot(noisy(1200, 1000), &space, &secrets, ImageFormat::Png, 80).expect("render");
+        let img = decode_png(&shot.image.bytes);
+        assert_eq!((img.width, img.height), (600, 500));
+        assert!(uniform(&img, Rect::new(10, 140, 200, 30)));
+        assert!(uniform(&img, Rect::new(590, 490, 10, 10)), "clipped to the image");
+        assert_eq!(shot.redacted, 2);
+        // Capped at 400 on top of the 2x display.
+        let space = Space::for_window(600, 500, 400);
+        let shot =
+            render_screenshot(noisy(1200, 1000), &space, &secrets, ImageFormat::Png, 80).expect("render");
+        let img = decode_png(&shot.image.bytes);
+        assert_eq!((img.width, img.height), (400, 333));
+        assert!(uniform(&img, space.rect_to_space(secrets[0])));
+        // Every format decodes to the space's size.
+        for f in ImageFormat::ALL {
+            let s = render_screenshot(noisy(1200, 1000), &space, &secrets, f, 80).expect("render");
+            assert_eq!((s.image.width, s.image.height, s.image.format), (400, 333, f));
+        }
+    }
+}
