@@ -599,6 +599,21 @@ impl DesktopBackend for LinuxBackend {
     }
 
     async fn perform(&self, window: &WindowInfo, action: &BackendAction) -> GuiResult<ActionOutcome> {
+        // A plain element click is the control's own action: no window geometry needed.
+        if let BackendAction::Click {
+            target: Target::Element(e),
+            button: MouseButton::Left,
+            count: 1,
+        } = action
+        {
+            let (_, obj, node) = self.verify(e).await?;
+            let preferred = press_actions(&node);
+            if !node.actions.is_empty() && !preferred.is_empty() {
+                if let Some(name) = self.atspi()?.do_action(&obj, &preferred, false).await? {
+                    return Ok(ActionOutcome::new(format!("atspi_action:{name}")));
+                }
+            }
+        }
         let win = self.x11_window(&window.window_id).await?;
         match action {
             BackendAction::Click {
@@ -606,15 +621,6 @@ impl DesktopBackend for LinuxBackend {
                 button,
                 count,
             } => {
-                if let (Target::Element(e), MouseButton::Left, 1) = (target, button, count) {
-                    let (_, obj, node) = self.verify(e).await?;
-                    let preferred = press_actions(&node);
-                    if !node.actions.is_empty() && !preferred.is_empty() {
-                        if let Some(name) = self.atspi()?.do_action(&obj, &preferred, false).await? {
-                            return Ok(ActionOutcome::new(format!("atspi_action:{name}")));
-                        }
-                    }
-                }
                 let p = self.screen_point(&win, target).await?;
                 let note = self.activate(&win).await?;
                 let (b, n) = (*button, *count);
