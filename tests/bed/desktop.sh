@@ -64,7 +64,7 @@ PACKAGES=(xvfb xfonts-base fonts-dejavu-core fonts-noto-cjk x11-utils x11-apps x
 
 # Window places (top-left of the window-manager frame), listed bottom -> top of the stacking
 # order. The test app gets the keyboard focus after placing.
-LAYOUT="gtk4-widget-factory:0:0 gtk3-widget-factory:0:0 testapp:20:20 qt5-calculator:700:20 xterm:700:420"
+LAYOUT="gtk4-widget-factory:0:0 gtk3-widget-factory:0:0 testapp:20:20 qt5-calculator:700:20 xterm:700:420 biglist:840:240"
 
 say() { printf '[bed %s] %s\n' "$(date +%T)" "$*" >&2; }
 die() { say "ERROR: $*"; exit 1; }
@@ -260,17 +260,19 @@ start_wm() {
 app_spec() {
   case $1 in
     testapp)             echo "a11y lsm_testapp.py" ;;
+    biglist)             echo "a11y lsm_biglist.py" ;;
     gtk3-widget-factory) echo "a11y gtk3-widget-factory" ;;
     gtk4-widget-factory) echo "a11y gtk4-widget-factory" ;;
     qt5-calculator)      echo "a11y calculator" ;;
     xterm)               echo "plain xterm" ;;
-    *) die "unknown app key '$1' (testapp gtk3-widget-factory gtk4-widget-factory qt5-calculator xterm)" ;;
+    *) die "unknown app key '$1' (testapp gtk3-widget-factory gtk4-widget-factory qt5-calculator xterm biglist)" ;;
   esac
 }
 start_app() { # start_app KEY
   local key=$1
   case $key in
     testapp)             spawn "app-$key" /usr/bin/python3 "$TESTAPP" ;;
+    biglist)             spawn "app-$key" /usr/bin/python3 "$REPO/tests/apps/lsm_biglist.py" ;;
     gtk3-widget-factory) spawn "app-$key" gtk3-widget-factory ;;
     gtk4-widget-factory) GSK_RENDERER=cairo spawn "app-$key" gtk4-widget-factory ;;
     qt5-calculator)      spawn "app-$key" "$QT_CALC" ;;

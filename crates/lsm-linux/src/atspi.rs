@@ -9,13 +9,22 @@
 //! Speed comes from few calls, all in flight at once: the application answers one call at a time
 //! (30–150 µs each here), so the number of calls is the cost. Toolkit quirks decide which shortcuts
 //! are safe (see `Flavor`): `Properties.GetAll` only for GTK (Qt 5.15 crashes on it),
-//! `Cache.GetItems` for GTK 4, and how `Text.GetText` may be bounded.
+//! `Cache.GetItems` for GTK 3 and 4, the cache's parent links for GTK 3, and how `Text.GetText` may
+//! be bounded. GTK 3's bridge (at-spi2-atk) serves the cache only once some client has registered
+//! an event listener with the registry, so a walk that finds it missing registers one narrow
+//! listener for the life of the connection (what every screen reader does, and more).
+//!
+//! Only what is on screen is read: hidden objects, objects without area and objects outside the
+//! window or outside the scrolled area of their scroll pane / list are dropped with their subtrees
+//! without reading them. A huge container (GTK 3 creates one accessible per tree view cell) is read
+//! only around its visible area; its node keeps `child_count` and gets a `summary`.
 
 use ::atspi as at;
 use futures_util::stream::{FuturesUnordered, StreamExt};
 use lsm_core::{ErrorCode, GuiError, GuiResult, Rect};
 use serde::de::DeserializeOwned;
 use std::collections::{HashMap, VecDeque};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use zbus::zvariant::{self as zv, OwnedObjectPath, OwnedValue};
@@ -29,18 +38,39 @@ const APP_INFO_TIMEOUT: Duration = Duration::from_millis(700);
 const WALK_CONCURRENCY: usize = 64;
 /// Longest `value` text read from a Text object, in characters.
 const MAX_TEXT_CHARS: i32 = 4096;
-/// Above this many children the list is read by index (only as many as the budget allows): a
-/// `GetChildren` on a huge table makes the application create an accessible for every row.
+/// Above this many children only the visible ones are read (see `Atspi::visible_children`): a
+/// `GetChildren` on a huge table makes the application create an accessible for every cell.
 const MAX_BULK_CHILDREN: i32 = 512;
+/// A container that manages its descendants (tables, trees) is read around its visible area
+/// already above this many children.
+const MAX_MANAGED_CHILDREN: i32 = 64;
+/// Points probed down a huge container's visible area to find the children shown there.
+const LIST_PROBES: i32 = 7;
+/// No row is shorter than this (px): bounds how many children lie between two probes.
+const MIN_ROW_PX: i32 = 8;
+/// Children read from a huge container when probing finds none (no point lookup support).
+const LIST_FALLBACK: usize = 64;
+/// The event listener registered to make GTK 3 serve `Cache.GetItems`: one no application sends in
+/// normal use, so registering it costs nothing but the activation of the bridge.
+const CACHE_LISTENER_EVENT: &str = "object:property-change:accessible-table-summary";
+/// After a failed activation, the cache of that application is not asked for again for this long.
+const CACHE_RETRY: Duration = Duration::from_secs(10);
+/// Bound on opening a direct connection to an application.
+const PEER_TIMEOUT: Duration = Duration::from_millis(500);
 
 const REGISTRY_BUS: &str = "org.a11y.atspi.Registry";
+const REGISTRY_PATH: &str = "/org/a11y/atspi/registry";
+const IFACE_REGISTRY: &str = "org.a11y.atspi.Registry";
 const ROOT_PATH: &str = "/org/a11y/atspi/accessible/root";
+const CACHE_PATH: &str = "/org/a11y/atspi/cache";
+const IFACE_CACHE: &str = "org.a11y.atspi.Cache";
 const NULL_PATH: &str = "/org/a11y/atspi/null";
 const IFACE_ACCESSIBLE: &str = "org.a11y.atspi.Accessible";
 const IFACE_ACTION: &str = "org.a11y.atspi.Action";
 const IFACE_APPLICATION: &str = "org.a11y.atspi.Application";
 const IFACE_COMPONENT: &str = "org.a11y.atspi.Component";
 const IFACE_EDITABLE_TEXT: &str = "org.a11y.atspi.EditableText";
+const IFACE_TABLE: &str = "org.a11y.atspi.Table";
 const IFACE_TEXT: &str = "org.a11y.atspi.Text";
 const IFACE_VALUE: &str = "org.a11y.atspi.Value";
 const IFACE_PROPERTIES: &str = "org.freedesktop.DBus.Properties";
@@ -147,7 +177,12 @@ pub struct RawNode {
     pub extents: Option<Rect>,
     /// Short interface names: "Action", "Text", "Component", ...
     pub interfaces: Vec<String>,
+    /// Number of children the object has, whether or not the walk read them.
     pub child_count: i32,
+    /// What the walk left out below this object on purpose, in words for the model: a huge list
+    /// read only around its visible area, or children beyond `max_depth`. The walk also appends
+    /// it to `description` in brackets (the element model has no field for it yet).
+    pub summary: Option<String>,
 }
 
 impl RawNode {
@@ -240,6 +275,23 @@ pub struct Atspi {
     apps: Arc<Mutex<HashMap<String, AppInfo>>>,
     /// Toolkit name and version by unique bus name, for the toolkit-specific paths.
     toolkits: Arc<Mutex<HashMap<String, (String, String)>>>,
+    /// Whether the event listener that makes GTK 3 serve its cache is registered (set once per
+    /// connection; the registry drops it when the connection closes).
+    listener: Arc<tokio::sync::OnceCell<bool>>,
+    /// Applications whose cache could not be had, and when that was found.
+    no_cache: Arc<Mutex<HashMap<String, Instant>>>,
+    /// D-Bus calls made so far (for measurements).
+    calls: Arc<AtomicUsize>,
+    /// Direct (peer-to-peer) connections by application bus name; `None` inside: not offered.
+    peers: Arc<Mutex<HashMap<String, PeerSlot>>>,
+}
+
+/// A direct connection to one application, opened once.
+type PeerSlot = Arc<tokio::sync::OnceCell<Option<zbus::Connection>>>;
+
+/// A slot that says "no direct connection".
+fn no_peer() -> PeerSlot {
+    Arc::new(tokio::sync::OnceCell::new_with(Some(None)))
 }
 
 impl std::fmt::Debug for Atspi {
@@ -253,8 +305,24 @@ struct Fetched {
     node: RawNode,
     /// Children to visit (empty unless asked for and the node is kept).
     children: Vec<ObjRef>,
+    /// Children that were not listed for lack of element budget (the walk is then truncated).
+    cut: usize,
+    /// The clip for the children: the walk's clip, narrowed to a scrolling container's area.
+    child_clip: Option<Rect>,
     /// False when the node is hidden or outside the clip: drop it with its subtree.
     keep: bool,
+}
+
+impl Fetched {
+    fn dropped(node: RawNode) -> Fetched {
+        Fetched {
+            node,
+            children: Vec::new(),
+            cut: 0,
+            child_clip: None,
+            keep: false,
+        }
+    }
 }
 
 /// The properties every object is read for first.
@@ -265,6 +333,7 @@ struct Basics {
     interfaces: Vec<String>,
     name: String,
     description: String,
+    /// -1: unknown (the cache does not count the children of objects managing descendants).
     child_count: i32,
 }
 
@@ -272,12 +341,17 @@ struct Basics {
 #[derive(Default)]
 struct Prefetch {
     basics: HashMap<ObjRef, Basics>,
+    /// Children in order, for the parents whose children the cache lists completely (its parent
+    /// links and indices agree with the live child count). Only where the toolkit's links are
+    /// trusted (`Flavor::cache_tree`).
+    children: HashMap<ObjRef, Vec<ObjRef>>,
 }
 
 /// Shared state of one walk.
 struct WalkCtx {
-    clip: Option<Rect>,
     pre: Option<Prefetch>,
+    /// "showing" is reliable here: objects without it are not on screen (GTK 3, window shown).
+    showing: bool,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -298,8 +372,15 @@ struct Flavor {
     /// `Properties.GetAll` works (GTK). Qt 5.15 crashes on it, so only where known to work.
     getall: bool,
     text: TextMode,
-    /// `Cache.GetItems` gives live data for the whole application (GTK 4).
+    /// `Cache.GetItems` gives live data for the whole application (GTK 3 and 4).
     cache: bool,
+    /// The cache's parent links and indices agree with `GetChildren` (GTK 3; not GTK 4.8, whose
+    /// stack pages disagree), so a complete set of them replaces the `GetChildren` call.
+    cache_tree: bool,
+    /// The cache appears only once an event listener is registered (at-spi2-atk: GTK 3).
+    cache_needs_listener: bool,
+    /// "showing" means on screen (GTK 3; GTK 4.8 never sets it below the window).
+    showing: bool,
 }
 
 impl Flavor {
@@ -309,30 +390,37 @@ impl Flavor {
             .next()
             .and_then(|m| m.parse::<u32>().ok())
             .unwrap_or(0);
+        let plain = Flavor {
+            getall: false,
+            text: TextMode::CountFirst,
+            cache: false,
+            cache_tree: false,
+            cache_needs_listener: false,
+            showing: false,
+        };
         if toolkit.eq_ignore_ascii_case("gtk") && major >= 4 {
             Flavor {
                 getall: true,
                 text: TextMode::Clamped,
                 cache: true,
+                ..plain
             }
         } else if toolkit.eq_ignore_ascii_case("gtk") {
             Flavor {
                 getall: true,
                 text: TextMode::ToEnd,
-                cache: false,
+                cache: true,
+                cache_tree: true,
+                cache_needs_listener: true,
+                showing: true,
             }
         } else if toolkit.eq_ignore_ascii_case("qt") {
             Flavor {
-                getall: false,
                 text: TextMode::Clamped,
-                cache: false,
+                ..plain
             }
         } else {
-            Flavor {
-                getall: false,
-                text: TextMode::CountFirst,
-                cache: false,
-            }
+            plain
         }
     }
 }
@@ -382,6 +470,10 @@ impl Atspi {
             call_timeout,
             apps: Arc::default(),
             toolkits: Arc::default(),
+            listener: Arc::default(),
+            no_cache: Arc::default(),
+            calls: Arc::default(),
+            peers: Arc::default(),
         })
     }
 
@@ -427,6 +519,11 @@ impl Atspi {
         &self.conn
     }
 
+    /// How many D-Bus calls this connection (and its clones) made so far: the cost of a walk.
+    pub fn calls_made(&self) -> usize {
+        self.calls.load(Ordering::Relaxed)
+    }
+
     // ---------------------------------------------------------------- raw calls
 
     async fn call_t<B, R>(
@@ -442,15 +539,114 @@ impl Atspi {
         B: serde::Serialize + zv::DynamicType + Sync,
         R: zv::Type + DeserializeOwned,
     {
-        let fut = self.conn.call_method(Some(dest), path, Some(iface), method, body);
-        match tokio::time::timeout(limit, fut).await {
-            Err(_) => Err(CallError::Timeout(format!("{iface}.{method}"))),
-            Ok(Err(e)) => Err(classify(&format!("{iface}.{method}"), e)),
-            Ok(Ok(msg)) => msg
-                .body()
-                .deserialize::<R>()
-                .map_err(|e| CallError::Other(format!("unexpected reply to {iface}.{method}: {e}"))),
+        let started = tokio::time::Instant::now();
+        if let Some(peer) = self.peer_of(dest) {
+            match self
+                .call_on(&peer, limit, Some(dest), path, iface, method, body)
+                .await
+            {
+                // The direct connection broke (closed, I/O error): forget it and ask over the
+                // bus, which tells whether the application is gone.
+                Err(Err(e)) => {
+                    tracing::debug!("direct connection to {dest} failed ({e}); using the bus");
+                    if let Ok(mut m) = self.peers.lock() {
+                        m.insert(dest.to_string(), no_peer());
+                    }
+                }
+                Err(Ok(e)) => return Err(e),
+                Ok(r) => return Ok(r),
+            }
         }
+        let left = limit.saturating_sub(started.elapsed());
+        match self
+            .call_on(&self.conn, left, Some(dest), path, iface, method, body)
+            .await
+        {
+            Ok(r) => Ok(r),
+            Err(Ok(e)) => Err(e),
+            Err(Err(e)) => Err(classify(&format!("{iface}.{method}"), e)),
+        }
+    }
+
+    /// One bounded call on one connection. `Err(Err(_))`: the connection failed (not the method:
+    /// a method error, a timeout or a bad reply are `Err(Ok(_))`).
+    #[allow(clippy::too_many_arguments)]
+    async fn call_on<B, R>(
+        &self,
+        conn: &zbus::Connection,
+        limit: Duration,
+        dest: Option<&str>,
+        path: &str,
+        iface: &str,
+        method: &str,
+        body: &B,
+    ) -> Result<R, Result<CallError, zbus::Error>>
+    where
+        B: serde::Serialize + zv::DynamicType + Sync,
+        R: zv::Type + DeserializeOwned,
+    {
+        self.calls.fetch_add(1, Ordering::Relaxed);
+        let fut = conn.call_method(dest, path, Some(iface), method, body);
+        match tokio::time::timeout(limit, fut).await {
+            Err(_) => Err(Ok(CallError::Timeout(format!("{iface}.{method}")))),
+            Ok(Err(e @ zbus::Error::MethodError(..))) => Err(Ok(classify(&format!("{iface}.{method}"), e))),
+            Ok(Err(e)) => Err(Err(e)),
+            Ok(Ok(msg)) => msg.body().deserialize::<R>().map_err(|e| {
+                Ok(CallError::Other(format!(
+                    "unexpected reply to {iface}.{method}: {e}"
+                )))
+            }),
+        }
+    }
+
+    /// The direct connection to the application owning `bus`, if one is open.
+    fn peer_of(&self, bus: &str) -> Option<zbus::Connection> {
+        let slot = self.peers.lock().ok()?.get(bus).cloned()?;
+        slot.get().cloned().flatten()
+    }
+
+    /// Opens (once per application) a direct connection to the application owning `bus` when it
+    /// offers one (`Application.GetApplicationBusAddress`: at-spi2-atk, i.e. GTK 3), so that its
+    /// calls skip the bus daemon: half the messages, and its CPU time, per call.
+    async fn ensure_peer(&self, bus: &str) {
+        if !bus.starts_with(':') {
+            return;
+        }
+        let slot = match self.peers.lock() {
+            Ok(mut m) => m.entry(bus.to_string()).or_insert_with(PeerSlot::default).clone(),
+            Err(_) => return,
+        };
+        slot.get_or_init(|| async {
+            let t = PEER_TIMEOUT.min(self.call_timeout);
+            let root = ObjRef::new(bus, ROOT_PATH);
+            let addr = match self
+                .call_on::<_, String>(
+                    &self.conn,
+                    t,
+                    Some(bus),
+                    &root.path,
+                    IFACE_APPLICATION,
+                    "GetApplicationBusAddress",
+                    &(),
+                )
+                .await
+            {
+                Ok(a) if a.starts_with("unix:") => a,
+                _ => return None,
+            };
+            let builder = zbus::connection::Builder::address(addr.as_str()).ok()?.p2p();
+            match tokio::time::timeout(t, builder.build()).await {
+                Ok(Ok(c)) => {
+                    tracing::debug!("direct connection to {bus} at {addr}");
+                    Some(c)
+                }
+                other => {
+                    tracing::debug!("no direct connection to {bus} at {addr}: {other:?}");
+                    None
+                }
+            }
+        })
+        .await;
     }
 
     async fn call<B, R>(&self, obj: &ObjRef, iface: &str, method: &str, body: &B) -> Result<R, CallError>
@@ -509,10 +705,9 @@ impl Atspi {
             .collect())
     }
 
-    /// Children by index, at most `limit` of them (all requests in flight at once).
-    async fn children_by_index(&self, obj: &ObjRef, count: i32, limit: usize) -> Vec<ObjRef> {
-        let n = (count.max(0) as usize).min(limit);
-        let calls = (0..n as i32).map(|i| async move {
+    /// The children at these indices, in order (all requests in flight at once).
+    async fn children_at(&self, obj: &ObjRef, indices: impl Iterator<Item = i32>) -> Vec<ObjRef> {
+        let calls = indices.map(|i| async move {
             self.call::<_, (String, OwnedObjectPath)>(obj, IFACE_ACCESSIBLE, "GetChildAtIndex", &(i,))
                 .await
                 .ok()
@@ -524,6 +719,107 @@ impl Atspi {
             .flatten()
             .filter(|r| !r.is_null())
             .collect()
+    }
+
+    /// Index of the child of `parent` at point (x, y) (`Component.GetAccessibleAtPoint` with
+    /// `GetIndexInParent`), `None` when nothing is there or what is there is not a direct child.
+    async fn child_index_at(&self, parent: &ObjRef, x: i32, y: i32, coords: CoordKind) -> Option<i32> {
+        let (bus, path): (String, OwnedObjectPath) = self
+            .call(
+                parent,
+                IFACE_COMPONENT,
+                "GetAccessibleAtPoint",
+                &(x, y, coords.atspi()),
+            )
+            .await
+            .ok()?;
+        let hit = ObjRef::new(bus, path.as_str());
+        if hit.is_null() || hit == *parent {
+            return None;
+        }
+        let (index, up) = tokio::join!(
+            self.call::<_, i32>(&hit, IFACE_ACCESSIBLE, "GetIndexInParent", &()),
+            self.prop(&hit, IFACE_ACCESSIBLE, "Parent"),
+        );
+        (value_as_ref(&up.ok()?).as_ref() == Some(parent))
+            .then_some(index.ok()?)
+            .filter(|i| *i >= 0)
+    }
+
+    /// The children of a huge container that are on screen: what `view` (its visible area) shows
+    /// at a few points down its left edge, every child between two such points when few enough
+    /// rows fit between them, and a row of margin around each, at most `budget` in all. Returns
+    /// the children, how many were left out for the budget, and a summary for the model.
+    async fn visible_children(
+        &self,
+        node: &RawNode,
+        view: Rect,
+        coords: CoordKind,
+        budget: usize,
+    ) -> (Vec<ObjRef>, usize, String) {
+        let obj = &node.obj;
+        let count = node.child_count;
+        let table = node.has_interface("Table");
+        let table_size = async {
+            if !table {
+                return (None, None);
+            }
+            let (rows, cols) = tokio::join!(
+                self.prop_int(obj, IFACE_TABLE, "NRows"),
+                self.prop_int(obj, IFACE_TABLE, "NColumns"),
+            );
+            (rows.ok(), cols.ok())
+        };
+        // Two columns of probes: near the left edge, and in the middle (a table's row headers
+        // on the left may not answer).
+        let span = (view.height - 3).max(0);
+        let ys: Vec<i32> = (0..LIST_PROBES)
+            .map(|k| view.y + 1 + span * k / (LIST_PROBES - 1))
+            .collect();
+        let xs = [view.x + 3.min(view.width / 2), view.x + view.width / 2];
+        let probes = xs
+            .iter()
+            .flat_map(|&x| ys.iter().map(move |&y| (x, y)))
+            .map(|(x, y)| self.child_index_at(obj, x, y, coords));
+        let ((rows, cols), hits) = tokio::join!(table_size, futures_util::future::join_all(probes));
+        let cols = cols.filter(|c| (1..=256).contains(c)).unwrap_or(1) as i32;
+        let step = span / (LIST_PROBES - 1);
+        let max_gap = (step / MIN_ROW_PX + 2) * cols;
+        let mut ranges: Vec<(i32, i32)> = hits
+            .chunks(ys.len().max(1))
+            .flat_map(|column| visible_ranges(column, cols, max_gap, count))
+            .collect();
+        ranges.sort_unstable();
+        let mut indices: Vec<i32> = Vec::new();
+        for (a, b) in ranges.iter().copied() {
+            let from = indices.last().map_or(a, |&l| a.max(l + 1));
+            indices.extend(from..=b);
+        }
+        if indices.is_empty() {
+            indices = (0..count.min(LIST_FALLBACK as i32)).collect();
+        }
+        let cut = indices.len().saturating_sub(budget);
+        indices.truncate(budget);
+        let read = indices.len();
+        let (first, last) = (
+            indices.first().copied().unwrap_or(0),
+            indices.last().copied().unwrap_or(0),
+        );
+        let kids = self.children_at(obj, indices.into_iter()).await;
+        let what = match rows {
+            Some(r) if r > 0 && cols > 1 => format!("{r} rows × {cols} columns"),
+            Some(r) if r > 0 => format!("{r} rows"),
+            _ => format!("{count} items"),
+        };
+        let summary = if ranges.is_empty() {
+            format!("{what} ({count} children); no visible child found, the first {read} were read")
+        } else {
+            format!(
+                "{what} ({count} children); only the {read} in and next to the visible area \
+                 (children {first}–{last}) were read: scroll it to see others"
+            )
+        };
+        (kids, cut, summary)
     }
 
     async fn states_of(&self, obj: &ObjRef) -> Result<Vec<String>, CallError> {
@@ -653,9 +949,10 @@ impl Atspi {
         }))
     }
 
-    /// Every object the application has registered, from `Cache.GetItems` (GTK 4 answers it with
-    /// live data in one call; GTK 3 only while a screen reader listens, Qt with nothing).
-    async fn cache_items(&self, bus: &str, limit: Duration) -> Option<Prefetch> {
+    /// Every object the application has registered, from `Cache.GetItems`: live properties in one
+    /// call (GTK 4; GTK 3 once a listener is registered, see [`Atspi::ensure_listener`]; Qt 5
+    /// answers with nothing). With `Flavor::cache_tree`, also the complete children lists.
+    async fn cache_items(&self, bus: &str, limit: Duration, flavor: Flavor) -> Option<Prefetch> {
         type Item = (
             (String, OwnedObjectPath),
             (String, OwnedObjectPath),
@@ -668,48 +965,170 @@ impl Atspi {
             String,
             Vec<u32>,
         );
-        let items: Vec<Item> = self
-            .call_t(
-                limit,
-                bus,
-                "/org/a11y/atspi/cache",
-                "org.a11y.atspi.Cache",
-                "GetItems",
-                &(),
-            )
-            .await
-            .ok()?;
+        let recent_failure = self
+            .no_cache
+            .lock()
+            .ok()
+            .and_then(|m| m.get(bus).copied())
+            .is_some_and(|t| t.elapsed() < CACHE_RETRY);
+        if recent_failure {
+            return None;
+        }
+        let t0 = Instant::now();
+        // at-spi2-atk serves (and keeps current) its cache only while a client listens: register
+        // before the first call. Right after registering, ask over the bus, which delivers the
+        // registry's signal to the application first; a direct connection could overtake it.
+        let fresh = flavor.cache_needs_listener && self.listener.get().is_none();
+        if flavor.cache_needs_listener {
+            self.ensure_listener().await;
+        }
+        let first = if fresh {
+            let conn = &self.conn;
+            self.call_on::<_, Vec<Item>>(conn, limit, Some(bus), CACHE_PATH, IFACE_CACHE, "GetItems", &())
+                .await
+                .map_err(|e| e.unwrap_or_else(|e| classify("GetItems", e)))
+        } else {
+            self.call_t::<_, Vec<Item>>(limit, bus, CACHE_PATH, IFACE_CACHE, "GetItems", &())
+                .await
+        };
+        let items = match first {
+            Ok(items) => Some(items),
+            // Registered, but not yet seen by the application (another thread of this
+            // connection registered it a moment ago): once more, over the bus.
+            Err(CallError::Unsupported(_) | CallError::Gone(_)) if flavor.cache_needs_listener && !fresh => {
+                if self.ensure_listener().await {
+                    let conn = &self.conn;
+                    self.call_on::<_, Vec<Item>>(
+                        conn,
+                        limit,
+                        Some(bus),
+                        CACHE_PATH,
+                        IFACE_CACHE,
+                        "GetItems",
+                        &(),
+                    )
+                    .await
+                    .ok()
+                } else {
+                    None
+                }
+            }
+            Err(_) => None,
+        };
+        let Some(items) = items else {
+            tracing::debug!("no cache for {bus}");
+            if let Ok(mut m) = self.no_cache.lock() {
+                m.insert(bus.to_string(), Instant::now());
+            }
+            return None;
+        };
         let mut pre = Prefetch::default();
-        // Only the properties: the parent links there disagree with GetChildren in GTK 4.8 (stack
-        // pages), and the tree must not change shape with the path taken.
-        for (o, _app, _parent, _index, count, ifaces, name, role, description, states) in items {
+        // (index, child) by parent, for the children lists.
+        let mut by_parent: HashMap<ObjRef, Vec<(i32, ObjRef)>> = HashMap::new();
+        for (o, _app, parent, index, count, ifaces, name, role, description, states) in items {
+            let obj = ObjRef::new(o.0, o.1.as_str());
             let basics = Basics {
                 role: role_name(role),
                 states: state_names(&states),
                 interfaces: short_interfaces(ifaces),
                 name,
                 description,
-                child_count: count.max(0),
+                child_count: count.max(-1),
             };
-            pre.basics.insert(ObjRef::new(o.0, o.1.as_str()), basics);
+            if flavor.cache_tree && !basics.states.iter().any(|s| s == "defunct") {
+                by_parent
+                    .entry(ObjRef::new(parent.0, parent.1.as_str()))
+                    .or_default()
+                    .push((index, obj.clone()));
+            }
+            pre.basics.insert(obj, basics);
         }
+        // A list is used only when complete: exactly the live child count, indices 0..n. Else
+        // (children added while the bridge did not listen, index -1 for scroll bars and menu
+        // items) the walk asks GetChildren.
+        for (parent, mut kids) in by_parent {
+            let Some(count) = pre.basics.get(&parent).map(|b| b.child_count) else {
+                continue;
+            };
+            kids.sort_unstable_by_key(|(i, _)| *i);
+            let complete = kids.len() == count.max(0) as usize
+                && kids.iter().enumerate().all(|(k, (i, _))| *i == k as i32);
+            if complete && count > 0 {
+                pre.children
+                    .insert(parent, kids.into_iter().map(|(_, o)| o).collect());
+            }
+        }
+        tracing::debug!(
+            "cache of {bus}: {} objects, {} complete child lists, in {:?}",
+            pre.basics.len(),
+            pre.children.len(),
+            t0.elapsed()
+        );
         Some(pre)
     }
 
+    /// Registers, once per connection, an event listener with the registry: at-spi2-atk (GTK 3)
+    /// serves `Cache.GetItems`, and keeps it current, only while some client listens. The event is
+    /// one applications do not send in normal use. `true` when registered (now or before).
+    async fn ensure_listener(&self) -> bool {
+        *self
+            .listener
+            .get_or_init(|| async {
+                let t = self.call_timeout;
+                let with_props = (CACHE_LISTENER_EVENT, Vec::<String>::new(), "");
+                let res = match self
+                    .call_t::<_, ()>(
+                        t,
+                        REGISTRY_BUS,
+                        REGISTRY_PATH,
+                        IFACE_REGISTRY,
+                        "RegisterEvent",
+                        &with_props,
+                    )
+                    .await
+                {
+                    // Registries before 2.42 take only the event name.
+                    Err(CallError::Unsupported(_) | CallError::Other(_)) => {
+                        let name_only = (CACHE_LISTENER_EVENT,);
+                        self.call_t::<_, ()>(
+                            t,
+                            REGISTRY_BUS,
+                            REGISTRY_PATH,
+                            IFACE_REGISTRY,
+                            "RegisterEvent",
+                            &name_only,
+                        )
+                        .await
+                    }
+                    r => r,
+                };
+                match res {
+                    Ok(()) => true,
+                    Err(e) => {
+                        tracing::debug!("registering an event listener failed: {e:?}");
+                        false
+                    }
+                }
+            })
+            .await
+    }
+
     /// Reads one object. `None` when it is gone or defunct. With `prune`, hidden objects, empty
-    /// ones and those outside the walk's clip come back with `keep == false` (and fewer
-    /// properties). `children`: read the child list of kept objects, at most this many.
+    /// ones and those outside `clip` come back with `keep == false` (and fewer properties).
+    /// `children`: read the child list of kept objects, at most this many.
+    #[allow(clippy::too_many_arguments)]
     async fn fetch(
         &self,
         obj: ObjRef,
         coords: CoordKind,
         flavor: Flavor,
         walk: Option<&WalkCtx>,
+        clip: Option<Rect>,
         prune: bool,
         children: Option<usize>,
     ) -> Result<Option<Fetched>, CallError> {
         let pre = walk.and_then(|w| w.pre.as_ref());
-        let b = match pre.and_then(|p| p.basics.get(&obj)) {
+        let mut b = match pre.and_then(|p| p.basics.get(&obj)) {
             Some(b) => b.clone(),
             None => match self.basics(&obj, flavor.getall).await? {
                 Some(b) => b,
@@ -719,48 +1138,33 @@ impl Atspi {
         if b.states.iter().any(|s| s == "defunct") {
             return Ok(None);
         }
-        let mut node = RawNode {
-            obj,
-            parent: None,
-            depth: 0,
-            role: b.role,
-            name: b.name,
-            description: b.description,
-            value: None,
-            states: b.states,
-            actions: Vec::new(),
-            extents: None,
-            interfaces: b.interfaces,
-            child_count: b.child_count,
+        let showing_known = walk.is_some_and(|w| w.showing);
+        let hidden = |states: &[String]| {
+            // GTK 4.8 never sets "showing" below the window: decide from "visible" and geometry,
+            // and from "showing" only where it is reliable.
+            !states.iter().any(|s| s == "visible")
+                || (showing_known && !states.iter().any(|s| s == "showing"))
         };
-        // GTK 4.8 never sets "showing" below the window: decide from "visible" and geometry.
-        if prune && !node.has_state("visible") {
-            return Ok(Some(Fetched {
-                node,
-                children: Vec::new(),
-                keep: false,
-            }));
+        if prune && hidden(&b.states) {
+            return Ok(Some(Fetched::dropped(raw_node(obj, b))));
         }
-        let obj = &node.obj;
-        let (has_component, has_action, has_text, has_value) = (
-            node.has_interface("Component"),
-            node.has_interface("Action"),
-            node.has_interface("Text"),
-            node.has_interface("Value"),
-        );
-        let long =
-            node.has_state("multi_line") || node.role.starts_with("document") || node.role == "terminal";
+        let has = |iface: &str| b.interfaces.iter().any(|i| i == iface);
+        let (has_component, has_action, has_text, has_value) =
+            (has("Component"), has("Action"), has("Text"), has("Value"));
+        let long = b.states.iter().any(|s| s == "multi_line")
+            || b.role.starts_with("document")
+            || b.role == "terminal";
         let text_mode = match flavor.text {
-            _ if node.role == "password_text" => TextMode::Masked,
+            _ if b.role == "password_text" => TextMode::Masked,
             // Possibly long and no clamping: ask the length first and read only the head.
             TextMode::ToEnd if long => TextMode::CountFirst,
             m => m,
         };
-        let (extents, actions, value) = tokio::join!(
+        let (extents, actions, value, count) = tokio::join!(
             async {
                 if has_component {
                     let arg = (coords.atspi(),);
-                    let e = self.call::<_, (i32, i32, i32, i32)>(obj, IFACE_COMPONENT, "GetExtents", &arg);
+                    let e = self.call::<_, (i32, i32, i32, i32)>(&obj, IFACE_COMPONENT, "GetExtents", &arg);
                     e.await.ok()
                 } else {
                     None
@@ -768,58 +1172,100 @@ impl Atspi {
             },
             async {
                 if has_action {
-                    self.action_names(obj).await.unwrap_or_default()
+                    self.action_names(&obj).await.unwrap_or_default()
                 } else {
                     Vec::new()
                 }
             },
             async {
                 if has_text {
-                    if let Ok(t) = self.text_of(obj, text_mode).await {
+                    if let Ok(t) = self.text_of(&obj, text_mode).await {
                         return Some(t);
                     }
                 }
                 if has_value {
-                    return self.value_of(obj).await.ok();
+                    return self.value_of(&obj).await.ok();
                 }
                 None
             },
+            async {
+                // The cache does not count the children of objects managing their descendants.
+                if b.child_count < 0 {
+                    self.prop_int(&obj, IFACE_ACCESSIBLE, "ChildCount")
+                        .await
+                        .unwrap_or(0)
+                } else {
+                    b.child_count as i64
+                }
+            },
         );
+        b.child_count = count.clamp(0, i32::MAX as i64) as i32;
+        let mut node = raw_node(obj, b);
         node.extents = extents.and_then(|(x, y, w, h)| extents_rect(x, y, w, h));
         node.actions = actions;
         node.value = value;
         // An object that answered with no area is not laid out (a hidden stack page in GTK 4,
         // a scrolled-away row in GTK 3): nothing below it has any area either.
         let empty = extents.is_some() && node.extents.is_none();
-        let outside = match (node.extents, walk.and_then(|w| w.clip)) {
+        let outside = match (node.extents, clip) {
             (Some(e), Some(c)) => e.intersect(&c).is_none(),
             _ => false,
         };
         if prune && (empty || outside) {
-            return Ok(Some(Fetched {
-                node,
-                children: Vec::new(),
-                keep: false,
-            }));
+            return Ok(Some(Fetched::dropped(node)));
         }
+        // What scrolls inside this object and lies outside its area is scrolled away.
+        let scrolls = matches!(
+            node.role.as_str(),
+            "scroll_pane" | "viewport" | "table" | "tree_table" | "tree" | "list" | "list_box"
+        );
+        let child_clip = match (clip, node.extents) {
+            (Some(c), Some(e)) if scrolls => c.intersect(&e),
+            (c, Some(e)) if scrolls => c.or(Some(e)),
+            (c, _) => c,
+        };
 
         let count = node.child_count;
-        let obj = &node.obj;
-        let child_budget = children.unwrap_or(0);
-        let kids = if count == 0 || child_budget == 0 {
-            Vec::new()
+        let budget = children.unwrap_or(0);
+        let managed = node.has_state("manages_descendants");
+        let huge = count > MAX_BULK_CHILDREN || (managed && count > MAX_MANAGED_CHILDREN);
+        let listed = pre.and_then(|p| p.children.get(&node.obj));
+        let (kids, cut) = if count == 0 || budget == 0 {
+            (Vec::new(), 0)
+        } else if let (Some(list), false) = (listed, huge) {
+            let cut = list.len().saturating_sub(budget);
+            (list.iter().take(budget).cloned().collect(), cut)
+        } else if let (true, Some(view)) = (huge, child_clip) {
+            let (kids, cut, summary) = self.visible_children(&node, view, coords, budget).await;
+            node.summary = Some(summary);
+            (kids, cut)
         } else if count <= MAX_BULK_CHILDREN {
-            match self.children_of(obj).await {
-                Ok(k) => k,
+            match self.children_of(&node.obj).await {
+                Ok(k) => {
+                    let cut = k.len().saturating_sub(budget);
+                    (k.into_iter().take(budget).collect(), cut)
+                }
                 Err(CallError::Gone(_)) => return Ok(None),
-                Err(_) => self.children_by_index(obj, count, child_budget).await,
+                Err(_) => {
+                    let n = (count as usize).min(budget);
+                    let k = self.children_at(&node.obj, 0..n as i32).await;
+                    (k, count as usize - n)
+                }
             }
         } else {
-            self.children_by_index(obj, count, child_budget).await
+            // Huge and not on screen as far as the geometry tells: the first few.
+            let n = (count as usize).min(budget).min(LIST_FALLBACK);
+            let k = self.children_at(&node.obj, 0..n as i32).await;
+            node.summary = Some(format!(
+                "{count} children; only the first {n} were read (no visible area known)"
+            ));
+            (k, 0)
         };
         Ok(Some(Fetched {
             node,
             children: kids,
+            cut,
+            child_clip,
             keep: true,
         }))
     }
@@ -960,9 +1406,18 @@ impl Atspi {
 
     /// Walks the subtree under `root` (included, depth 0), depth-first pre-order in the result.
     /// Objects are fetched many at a time, roughly breadth first, so a cut by `max_elements` or
-    /// the deadline keeps the upper levels. Hidden objects ("visible" unset), objects with no area
-    /// and objects entirely outside the root's extents are dropped with their subtrees.
+    /// the deadline keeps the upper levels. Only what is on screen is read: hidden objects
+    /// ("visible" unset; "showing" unset where the toolkit keeps it right), objects with no area,
+    /// objects entirely outside the root's extents or outside the area of the scroll pane or list
+    /// they scroll in are dropped with their subtrees. A huge container is read around its
+    /// visible area only (see `RawNode::summary`).
+    ///
+    /// `truncated` is set exactly when something the walk would have reported was not read: the
+    /// deadline passed, `max_elements` or `max_depth` stopped it, or objects failed to answer.
+    /// What is skipped on purpose (hidden, off-screen, outside a list's visible window) is not a
+    /// truncation.
     pub async fn walk(&self, root: &ObjRef, opts: &WalkOptions) -> GuiResult<WalkResult> {
+        let (started, calls) = (Instant::now(), self.calls_made());
         let deadline = tokio::time::Instant::from_std(opts.deadline);
         let max = opts.max_elements;
         let cut = |why: String| WalkResult {
@@ -973,7 +1428,8 @@ impl Atspi {
         if max == 0 {
             return Ok(cut("max_elements is 0".into()));
         }
-        let (toolkit, version) = match tokio::time::timeout_at(deadline, self.toolkit_of(&root.bus)).await {
+        let setup = async { tokio::join!(self.toolkit_of(&root.bus), self.ensure_peer(&root.bus)).0 };
+        let (toolkit, version) = match tokio::time::timeout_at(deadline, setup).await {
             Ok(t) => t,
             Err(_) => return Ok(cut("deadline reached before the first element was read".into())),
         };
@@ -981,23 +1437,20 @@ impl Atspi {
         let coords = opts.coords;
         let want = |depth: u32, budget: usize| (depth < opts.max_depth).then_some(budget.max(1));
 
-        // The root first (never pruned), with GTK 4's whole cache in parallel.
-        let mut ctx = WalkCtx {
-            clip: None,
-            pre: None,
-        };
+        // The root first (never pruned), with the application's whole cache in parallel.
         let first = async {
             let cache = async {
-                // The cache covers the whole application (25 ms for gtk4-widget-factory): worth it
-                // for a real walk, not for a few elements, and never more than half the time left.
+                // The cache covers the whole application (5-25 ms for the widget factories): worth
+                // it for a real walk, not for a few elements, and never more than half the time left.
                 let left = opts.deadline.saturating_duration_since(Instant::now());
                 if flavor.cache && max >= 64 {
-                    self.cache_items(&root.bus, self.call_timeout.min(left / 2)).await
+                    self.cache_items(&root.bus, self.call_timeout.min(left / 2), flavor)
+                        .await
                 } else {
                     None
                 }
             };
-            let top = self.fetch(root.clone(), coords, flavor, Some(&ctx), false, want(0, max));
+            let top = self.fetch(root.clone(), coords, flavor, None, None, false, want(0, max));
             tokio::join!(cache, top)
         };
         let (pre, top) = match tokio::time::timeout_at(deadline, first).await {
@@ -1009,21 +1462,30 @@ impl Atspi {
             Ok(None) => return Err(CallError::Gone("defunct".into()).into_gui(root)),
             Err(e) => return Err(e.into_gui(root)),
         };
-        ctx.clip = top.node.extents;
-        ctx.pre = pre;
+        let ctx = WalkCtx {
+            pre,
+            // A window that is not shown itself (minimized) shows nothing: fall back to geometry.
+            showing: flavor.showing && top.node.has_state("showing"),
+        };
         let ctx = &ctx;
+        let top_clip = top.child_clip.or(top.node.extents);
 
         let mut slots: Vec<Slot> = Vec::new();
-        // (object, parent slot, index among the parent's children, depth)
-        let mut pending: VecDeque<(ObjRef, usize, usize, u32)> = VecDeque::new();
+        // (object, parent slot, index among the parent's children, depth, clip)
+        let mut pending: VecDeque<(ObjRef, usize, usize, u32, Option<Rect>)> = VecDeque::new();
         let mut reason: Option<String> = None;
         let mut depth_cut = top.node.child_count > 0 && opts.max_depth == 0;
         let mut failed = 0usize;
+        let mut budget_cut = top.cut;
         for (i, kid) in top.children.into_iter().enumerate() {
-            pending.push_back((kid, 0, i, 1));
+            pending.push_back((kid, 0, i, 1, top_clip));
+        }
+        let mut top_node = top.node;
+        if depth_cut {
+            top_node.summary = Some(depth_summary(top_node.child_count, opts.max_depth));
         }
         slots.push(Slot {
-            node: top.node,
+            node: top_node,
             parent: None,
             order: 0,
             kids: Vec::new(),
@@ -1032,11 +1494,19 @@ impl Atspi {
         let mut in_flight = FuturesUnordered::new();
         loop {
             while in_flight.len() < WALK_CONCURRENCY && slots.len() + in_flight.len() < max {
-                let Some((obj, parent, order, depth)) = pending.pop_front() else {
+                let Some((obj, parent, order, depth, clip)) = pending.pop_front() else {
                     break;
                 };
                 let budget = max.saturating_sub(slots.len() + in_flight.len() + pending.len());
-                let fut = self.fetch(obj.clone(), coords, flavor, Some(ctx), true, want(depth, budget));
+                let fut = self.fetch(
+                    obj.clone(),
+                    coords,
+                    flavor,
+                    Some(ctx),
+                    clip,
+                    true,
+                    want(depth, budget),
+                );
                 in_flight.push(async move { (obj, parent, order, depth, fut.await) });
             }
             if in_flight.is_empty() {
@@ -1058,7 +1528,8 @@ impl Atspi {
             };
             let fetched = match res {
                 Ok(Some(f)) if f.keep => f,
-                Ok(_) => continue,
+                // Gone meanwhile, or skipped on purpose (hidden, off-screen).
+                Ok(_) | Err(CallError::Gone(_)) => continue,
                 Err(e) => {
                     tracing::debug!("walk: skipping {obj}: {e:?}");
                     failed += 1;
@@ -1070,9 +1541,11 @@ impl Atspi {
             node.depth = depth;
             if depth >= opts.max_depth && node.child_count > 0 {
                 depth_cut = true;
+                node.summary = Some(depth_summary(node.child_count, opts.max_depth));
             }
+            budget_cut += fetched.cut;
             for (i, kid) in fetched.children.into_iter().enumerate() {
-                pending.push_back((kid, idx, i, depth + 1));
+                pending.push_back((kid, idx, i, depth + 1, fetched.child_clip));
             }
             slots.push(Slot {
                 node,
@@ -1085,10 +1558,10 @@ impl Atspi {
             }
         }
 
-        if reason.is_none() && !pending.is_empty() {
+        let unread = pending.len() + budget_cut;
+        if reason.is_none() && unread > 0 {
             reason = Some(format!(
-                "max_elements ({max}) reached; {} more objects were not read",
-                pending.len()
+                "max_elements ({max}) reached; {unread} more objects were not read"
             ));
         }
         if reason.is_none() && failed > 0 {
@@ -1100,8 +1573,28 @@ impl Atspi {
                 opts.max_depth
             ));
         }
+        let mut nodes = preorder(slots, 0);
+        tracing::debug!(
+            "walk of {root}: {} nodes, {} calls, {:?}{}",
+            nodes.len(),
+            self.calls_made().saturating_sub(calls),
+            started.elapsed(),
+            reason
+                .as_deref()
+                .map(|r| format!("; truncated: {r}"))
+                .unwrap_or_default()
+        );
+        for n in &mut nodes {
+            if let Some(summary) = &n.summary {
+                n.description = if n.description.is_empty() {
+                    format!("[{summary}]")
+                } else {
+                    format!("{} [{summary}]", n.description)
+                };
+            }
+        }
         Ok(WalkResult {
-            nodes: preorder(slots, 0),
+            nodes,
             truncated: reason.is_some(),
             truncated_reason: reason,
         })
@@ -1115,6 +1608,7 @@ impl Atspi {
                 obj.clone(),
                 coords,
                 Flavor::of(&toolkit, &version),
+                None,
                 None,
                 false,
                 None,
@@ -1331,6 +1825,29 @@ fn state_names(words: &[u32]) -> Vec<String> {
         .collect()
 }
 
+fn depth_summary(children: i32, max_depth: u32) -> String {
+    format!("{children} children not read: max_depth ({max_depth}) reached")
+}
+
+/// A node with the basic properties only.
+fn raw_node(obj: ObjRef, b: Basics) -> RawNode {
+    RawNode {
+        obj,
+        parent: None,
+        depth: 0,
+        role: b.role,
+        name: b.name,
+        description: b.description,
+        value: None,
+        states: b.states,
+        actions: Vec::new(),
+        extents: None,
+        interfaces: b.interfaces,
+        child_count: b.child_count,
+        summary: None,
+    }
+}
+
 fn extents_rect(x: i32, y: i32, w: i32, h: i32) -> Option<Rect> {
     // GTK answers (-1,-1) or a zero size for objects that are not laid out.
     if w <= 0 || h <= 0 || (x == -1 && y == -1) || x == i32::MIN || y == i32::MIN {
@@ -1359,6 +1876,61 @@ fn value_as_i64(v: &OwnedValue) -> Option<i64> {
         zv::Value::F64(f) if f.is_finite() => Some(*f as i64),
         _ => None,
     }
+}
+
+/// An object reference `(so)` inside a variant.
+fn value_as_ref(v: &OwnedValue) -> Option<ObjRef> {
+    let zv::Value::Structure(st) = &**v else {
+        return None;
+    };
+    match st.fields() {
+        [zv::Value::Str(bus), zv::Value::ObjectPath(path)] => Some(ObjRef::new(bus.as_str(), path.as_str())),
+        _ => None,
+    }
+}
+
+/// Which children of a huge container to read, as inclusive index ranges in ascending order,
+/// from the child indices found at evenly spaced probe points down its visible area, top first
+/// (`None`: nothing there, e.g. a column header or the empty space below the last row). At most
+/// `max_gap` children fit between two neighbouring probes. Each hit brings its row (`cols`
+/// children each side); two neighbouring hits bring everything between them when at most
+/// `max_gap` children lie between (more means they are not on screen together); a hit next to a
+/// probe that found nothing brings `max_gap` children on that side (rows, or headers, whose left
+/// edge the probes missed). Every range gets a row of margin. Clamped to `0..count`.
+fn visible_ranges(hits: &[Option<i32>], cols: i32, max_gap: i32, count: i32) -> Vec<(i32, i32)> {
+    let cols = cols.max(1);
+    let mut ranges: Vec<(i32, i32)> = Vec::new();
+    for (k, hit) in hits.iter().enumerate() {
+        let Some(h) = *hit else { continue };
+        let (mut a, mut b) = (h - cols + 1, h + cols - 1);
+        let before = k.checked_sub(1).and_then(|j| hits.get(j));
+        let after = hits.get(k + 1);
+        match before {
+            Some(Some(p)) if (h - p).abs() <= max_gap => a = a.min(*p),
+            Some(None) => a -= max_gap,
+            _ => {}
+        }
+        match after {
+            Some(Some(n)) if (n - h).abs() <= max_gap => b = b.max(*n),
+            Some(None) => b += max_gap,
+            _ => {}
+        }
+        ranges.push((a.min(b), a.max(b)));
+    }
+    let mut ranges: Vec<(i32, i32)> = ranges
+        .into_iter()
+        .map(|(a, b)| ((a - cols).max(0), (b + cols).min(count - 1)))
+        .filter(|(a, b)| a <= b)
+        .collect();
+    ranges.sort_unstable();
+    let mut merged: Vec<(i32, i32)> = Vec::new();
+    for (a, b) in ranges {
+        match merged.last_mut() {
+            Some(last) if a <= last.1 + 1 => last.1 = last.1.max(b),
+            _ => merged.push((a, b)),
+        }
+    }
+    merged
 }
 
 fn value_as_f64(v: &OwnedValue) -> Option<f64> {
@@ -1424,6 +1996,27 @@ mod tests {
     }
 
     #[test]
+    fn visible_ranges_cover_the_rows_on_screen() {
+        // Header not hit (None), rows 0..17 of a 2-column table (children 2 + 2 * row).
+        let hits = [None, Some(8), Some(14), Some(20), Some(26), Some(32), Some(36)];
+        assert_eq!(visible_ranges(&hits, 2, 22, 20_002), vec![(0, 39)]);
+        // Scrolled to row 5000: the header is far from the rows, the list ends below.
+        let hits = [None, Some(10_010), Some(10_016), Some(10_022), None, None, None];
+        assert_eq!(
+            visible_ranges(&hits, 2, 22, 20_002),
+            vec![(10_010 - 1 - 22 - 2, 10_022 + 1 + 22 + 2)]
+        );
+        // A hit far from its neighbour (a header above a list scrolled far) stays on its own.
+        let hits = [Some(0), Some(10_010), Some(10_020)];
+        assert_eq!(
+            visible_ranges(&hits, 2, 22, 20_002),
+            vec![(0, 3), (10_010 - 1 - 2, 10_020 + 1 + 2)]
+        );
+        assert!(visible_ranges(&[None, None], 1, 10, 100).is_empty());
+        assert_eq!(visible_ranges(&[Some(98), Some(99)], 1, 10, 100), vec![(97, 99)]);
+    }
+
+    #[test]
     fn preorder_renumbers() {
         let mk = |name: &str| RawNode {
             obj: ObjRef::new(":1.1", format!("/{name}")),
@@ -1438,6 +2031,7 @@ mod tests {
             extents: None,
             interfaces: Vec::new(),
             child_count: 0,
+            summary: None,
         };
         // Completed out of order: root, b (order 1), a (order 0), a1.
         let slots = vec![
