@@ -529,7 +529,7 @@ async fn gtk3_value_and_focus() {
 }
 
 /// Pipelined cost of each AT-SPI method per application (all calls in flight at once): the
-/// numbers the walk's design rests on. Informational; `LSM_COSTS=1` to run it in the suite.
+/// numbers the walk's design rests on, over the bus and over a direct connection. Informational.
 #[tokio::test]
 #[ignore]
 async fn method_costs() {
