@@ -74,11 +74,17 @@ run_pytest() {
 
 # The benchmark's short mode (bench/README.md): starts and stops its own desktop (not the test
 # bed's display); fails only on errors, never on a missed target. Table: target/bench/bench.md.
+# Its peer, pyatspi, deadlocks now and then (a blocking call while it handles an event; seen
+# 2-3 times in ~150 walks here): one more attempt after a failure, said plainly in the log.
 run_bench() {
-  local rc
-  timeout -k 10 240 "$ROOT/.venv/bin/python" bench/run.py --short 2>&1 | tee "$LOGDIR/bench.log"
-  rc=${PIPESTATUS[0]}
-  ((rc == 124)) && echo ">>> bench: killed after 240 s"
+  local rc attempt
+  for attempt in 1 2; do
+    timeout -k 10 240 "$ROOT/.venv/bin/python" bench/run.py --short 2>&1 | tee "$LOGDIR/bench.log"
+    rc=${PIPESTATUS[0]}
+    ((rc == 124)) && echo ">>> bench: killed after 240 s"
+    ((rc == 0)) && return 0
+    ((attempt == 1)) && echo ">>> bench: attempt 1 failed (exit $rc; a pyatspi peer hang?); running it once more"
+  done
   return "$rc"
 }
 
