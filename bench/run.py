@@ -35,7 +35,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests" / "lib"))
 
-from lsm_mcp import image_bytes, lsm_bin, mcp_stdio, text_of  # noqa: E402
+from lsm_mcp import image_bytes, lsm_bin, mcp_stdio, parse_env, text_of  # noqa: E402
 
 BED = REPO / "tests" / "bed" / "desktop.sh"
 WORKER = REPO / "bench" / "atspi_worker.py"
@@ -84,23 +84,6 @@ def p95(xs):
 
 
 # ------------------------------------------------------------------ the desktop
-def parse_env(text: str) -> tuple[dict[str, str], list[str]]:
-    """The `export A='x' B=y` / `unset C D` lines printed by desktop.sh (as tests/e2e/conftest.py)."""
-    sets: dict[str, str] = {}
-    unsets: list[str] = []
-    for line in text.splitlines():
-        words = shlex.split(line, comments=True)
-        if not words:
-            continue
-        if words[0] == "export":
-            for word in words[1:]:
-                key, _, value = word.partition("=")
-                sets[key] = value
-        elif words[0] == "unset":
-            unsets.extend(words[1:])
-    return sets, unsets
-
-
 class Bed:
     """tests/bed/desktop.sh on the benchmark's own display and directory."""
 

@@ -15,12 +15,15 @@ from __future__ import annotations
 
 import json
 import os
-import shlex
 import subprocess
+import sys
 import time
 from pathlib import Path
 
 import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "lib"))
+from lsm_mcp import parse_env  # noqa: E402  (re-exported for test modules)
 
 REPO = Path(__file__).resolve().parents[2]
 BED = REPO / "tests" / "bed" / "desktop.sh"
@@ -33,23 +36,6 @@ BED_ENV: dict[str, str] = {}
 
 
 # ------------------------------------------------------------------ the bed's environment
-def parse_env(text: str) -> tuple[dict[str, str], list[str]]:
-    """Parse the `export A='x' B=y` / `unset C D` lines printed by desktop.sh."""
-    sets: dict[str, str] = {}
-    unsets: list[str] = []
-    for line in text.splitlines():
-        words = shlex.split(line, comments=True)
-        if not words:
-            continue
-        if words[0] == "export":
-            for word in words[1:]:
-                key, _, value = word.partition("=")
-                sets[key] = value
-        elif words[0] == "unset":
-            unsets.extend(words[1:])
-    return sets, unsets
-
-
 def _bed(*args: str, timeout: float = 60) -> subprocess.CompletedProcess:
     return subprocess.run(["bash", str(BED), *args], capture_output=True, text=True, timeout=timeout)
 

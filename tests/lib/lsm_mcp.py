@@ -47,7 +47,7 @@ CALL_TIMEOUT = float(os.environ.get("LSM_TEST_CALL_TIMEOUT", "30"))
 START_TIMEOUT = float(os.environ.get("LSM_TEST_START_TIMEOUT", "20"))
 
 __all__ = [
-    "REPO", "CALL_TIMEOUT", "lsm_bin", "headless_env", "bed_env", "parse_exports", "free_port",
+    "REPO", "CALL_TIMEOUT", "lsm_bin", "headless_env", "bed_env", "parse_env", "parse_exports", "free_port",
     "LsmSession", "mcp_stdio", "mcp_http", "RawStdio", "RawHttp",
     "ok", "err_code", "err_message", "text_of", "image_bytes",
 ]
@@ -103,13 +103,17 @@ def bed_env() -> dict[str, str] | None:
     return None
 
 
-def parse_exports(text: str) -> dict[str, str]:
-    """Parse the `export A='x' B=y` lines of `desktop.sh env` into a dict (`unset` lines ignored)."""
-    out: dict[str, str] = {}
+def parse_env(text: str) -> tuple[dict[str, str], list[str]]:
+    """The `export A='x' B=y` and `unset C D` lines printed by tests/bed/desktop.sh: (sets, unsets)."""
+    sets: dict[str, str] = {}
+    unsets: list[str] = []
     for line in text.splitlines():
         try:
             words = shlex.split(line, comments=True)
         except ValueError:
+            continue
+        if words and words[0] == "unset":
+            unsets.extend(words[1:])
             continue
         if words and words[0] == "export":
             words = words[1:]
@@ -118,8 +122,13 @@ def parse_exports(text: str) -> dict[str, str]:
         for word in words:
             key, sep, value = word.partition("=")
             if sep and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", key):
-                out[key] = value
-    return out
+                sets[key] = value
+    return sets, unsets
+
+
+def parse_exports(text: str) -> dict[str, str]:
+    """Only the variables `desktop.sh env` sets."""
+    return parse_env(text)[0]
 
 
 def free_port() -> int:

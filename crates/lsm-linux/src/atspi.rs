@@ -137,6 +137,21 @@ pub struct FrameInfo {
     pub states: Vec<String>,
 }
 
+/// One entry of `org.a11y.atspi.Cache.GetItems`: object, application, parent, index in parent,
+/// child count, interfaces, name, role, description, state bits.
+pub type CacheItem = (
+    (String, OwnedObjectPath),
+    (String, OwnedObjectPath),
+    (String, OwnedObjectPath),
+    i32,
+    i32,
+    Vec<String>,
+    String,
+    u32,
+    String,
+    Vec<u32>,
+);
+
 /// Which coordinates `Component.GetExtents` is asked for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CoordKind {
@@ -953,18 +968,7 @@ impl Atspi {
     /// call (GTK 4; GTK 3 once a listener is registered, see [`Atspi::ensure_listener`]; Qt 5
     /// answers with nothing). With `Flavor::cache_tree`, also the complete children lists.
     async fn cache_items(&self, bus: &str, limit: Duration, flavor: Flavor) -> Option<Prefetch> {
-        type Item = (
-            (String, OwnedObjectPath),
-            (String, OwnedObjectPath),
-            (String, OwnedObjectPath),
-            i32,
-            i32,
-            Vec<String>,
-            String,
-            u32,
-            String,
-            Vec<u32>,
-        );
+        type Item = CacheItem;
         let recent_failure = self
             .no_cache
             .lock()

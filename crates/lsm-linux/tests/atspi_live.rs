@@ -533,25 +533,13 @@ async fn gtk3_value_and_focus() {
 #[tokio::test]
 #[ignore]
 async fn method_costs() {
-    use zbus::zvariant::OwnedObjectPath;
     let _g = serial().await;
     let a = connect().await;
     let conn = a.connection().clone();
     for name in ["gtk3-widget-factory", "gtk4-widget-factory"] {
         let app = app(&a, name).await;
         let bus = app.obj.bus.clone();
-        type Item = (
-            (String, OwnedObjectPath),
-            (String, OwnedObjectPath),
-            (String, OwnedObjectPath),
-            i32,
-            i32,
-            Vec<String>,
-            String,
-            u32,
-            String,
-            Vec<u32>,
-        );
+        type Item = lsm_linux::atspi::CacheItem;
         let t = Instant::now();
         let reply = conn
             .call_method(
