@@ -47,7 +47,7 @@ _log_path = os.environ.get("LSM_TESTAPP_LOG") or None
 
 def emit(event, **fields):
     """One JSON line per event: stdout (flushed) and $LSM_TESTAPP_LOG."""
-    rec = {"t": round(time.time(), 3), "event": event}
+    rec = {"t": round(time.time(), 6), "event": event}
     rec.update(fields)
     line = json.dumps(rec, ensure_ascii=False)
     try:

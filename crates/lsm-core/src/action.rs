@@ -129,6 +129,18 @@ impl ActionSpec {
         pts
     }
 
+    /// True for actions on one element by its handle (a click on it, `set_value`), which the
+    /// backend re-verifies and locates itself, so they need neither window geometry nor focus.
+    pub fn acts_on_element_only(&self) -> bool {
+        matches!(
+            self,
+            Self::Click {
+                at: Where::Element(_),
+                ..
+            } | Self::SetValue { .. }
+        )
+    }
+
     /// Element ids this action refers to.
     pub fn element_ids(&self) -> Vec<&str> {
         match self {

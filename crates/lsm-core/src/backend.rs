@@ -89,6 +89,18 @@ pub trait DesktopBackend: Send + Sync {
     /// The window's current state; `WINDOW_NOT_FOUND` when it is gone.
     async fn window(&self, window_id: &str) -> GuiResult<WindowInfo>;
     async fn observe(&self, window_id: &str, request: &ObserveRequest) -> GuiResult<Snapshot>;
+    /// The window's pixels alone (no elements), with its current state. The service runs it
+    /// beside an element-only `observe` so the image is encoded while the tree is walked.
+    async fn capture(&self, window_id: &str) -> GuiResult<Snapshot> {
+        let request = ObserveRequest {
+            screenshot: true,
+            include_elements: false,
+            max_elements: 0,
+            max_depth: 0,
+            walk_budget: std::time::Duration::ZERO,
+        };
+        self.observe(window_id, &request).await
+    }
     /// Runs one action on `window` (its current state, geometry already verified by the caller
     /// for point targets). Element targets must be re-verified (`ELEMENT_STALE` when the element
     /// is gone or no longer the same control).

@@ -175,26 +175,39 @@ impl RgbaImage {
     }
 
     /// Encodes as PNG with fast compression (screenshots are large and sent often). Opaque
-    /// images are written as RGB.
+    /// images are written as RGB, a row at a time (no whole-image copy).
     pub fn to_png(&self) -> GuiResult<Vec<u8>> {
+        use std::io::Write;
         self.check()?;
         let opaque = self.is_opaque();
-        let rgb;
-        let (color, data) = if opaque {
-            rgb = self.rgb();
-            (png::ColorType::Rgb, rgb.as_slice())
-        } else {
-            (png::ColorType::Rgba, self.data.as_slice())
-        };
         let mut out = Vec::with_capacity(self.data.len() / 8);
         {
             let mut enc = png::Encoder::new(&mut out, self.width, self.height);
-            enc.set_color(color);
+            enc.set_color(if opaque {
+                png::ColorType::Rgb
+            } else {
+                png::ColorType::Rgba
+            });
             enc.set_depth(png::BitDepth::Eight);
             enc.set_compression(png::Compression::Fast);
             let mut writer = enc.write_header().map_err(|e| enc_err("png", e))?;
-            writer.write_image_data(data).map_err(|e| enc_err("png", e))?;
-            writer.finish().map_err(|e| enc_err("png", e))?;
+            if opaque {
+                let mut stream = writer.stream_writer().map_err(|e| enc_err("png", e))?;
+                let mut row = Vec::with_capacity(self.width as usize * 3);
+                for line in self.data.chunks_exact(self.width.max(1) as usize * 4) {
+                    row.clear();
+                    for p in line.chunks_exact(4) {
+                        row.extend_from_slice(&p[..3]);
+                    }
+                    stream.write_all(&row).map_err(|e| enc_err("png", e))?;
+                }
+                stream.finish().map_err(|e| enc_err("png", e))?;
+            } else {
+                writer
+                    .write_image_data(&self.data)
+                    .map_err(|e| enc_err("png", e))?;
+                writer.finish().map_err(|e| enc_err("png", e))?;
+            }
         }
         Ok(out)
     }

@@ -24,6 +24,9 @@ pub mod state;
 pub use backend::{ActionOutcome, BackendAction, BackendConnector, DesktopBackend, NoGui, Target};
 pub use limits::Limits;
 pub use model::{BackendInfo, Element, ObserveRequest, RawElement, Screenshot, Snapshot, WindowInfo};
-pub use service::{ActionOutput, ActionRequest, GuiService, ListOutput, LocalGui, StateOutput, StateRequest};
+pub use service::{
+    ActionOutput, ActionRequest, CoordinateSpace, FrameOutput, FrameRequest, GuiService, HumanActionRequest,
+    ListOutput, LocalGui, ScreenshotInfo, StateOutput, StateRequest,
+};
 pub use space::Space;
 pub use state::{ElementRef, StateStore};

@@ -124,7 +124,7 @@ pub fn number_elements(
             // Secrets never leave the machine, not even their length.
             value: if secret { None } else { r.value },
             states: r.states.clone(),
-            actions: r.actions,
+            actions: r.actions.clone(),
             bounds: r.bounds.map(|b| space.rect_to_space(b)),
             parent: r.parent.map(|p| format!("e{p}")),
             depth: r.depth,
@@ -143,6 +143,7 @@ pub fn number_elements(
                 name: r.name,
                 bounds: r.bounds,
                 states: r.states,
+                actions: r.actions,
             },
         );
         out.elements.push(el);
@@ -171,29 +172,39 @@ pub struct RenderedShot {
 /// display) to `space`, paints every secret area (logical bounds) with [`REDACTED`], and
 /// encodes it. Secrets are painted before resampling too, so no filter tap reads them.
 pub fn render_screenshot(
-    image: RgbaImage,
+    image: &RgbaImage,
     space: &Space,
     secrets: &[Rect],
     format: ImageFormat,
     quality: u8,
 ) -> GuiResult<RenderedShot> {
     let (w, h) = (space.width.max(0) as u32, space.height.max(0) as u32);
-    let mut image = image;
+    // Copied only when it must change: resampled, or painted over.
+    let mut changed: Option<RgbaImage> = None;
     if (image.width, image.height) != (w, h) {
-        for s in secrets {
-            let r = space.rect_to_image(*s, image.width, image.height);
-            image.fill_rect(r, REDACTED);
-        }
-        image = image.resized(w, h)?;
+        let resized = if secrets.is_empty() {
+            image.resized(w, h)?
+        } else {
+            let mut painted = image.clone();
+            for s in secrets {
+                let r = space.rect_to_image(*s, image.width, image.height);
+                painted.fill_rect(r, REDACTED);
+            }
+            painted.resized(w, h)?
+        };
+        changed = Some(resized);
     }
     let mut redacted = 0;
-    for s in secrets {
-        if image.fill_rect(space.rect_to_space(*s), REDACTED) {
-            redacted += 1;
+    if !secrets.is_empty() {
+        let target = changed.get_or_insert_with(|| image.clone());
+        for s in secrets {
+            if target.fill_rect(space.rect_to_space(*s), REDACTED) {
+                redacted += 1;
+            }
         }
     }
     Ok(RenderedShot {
-        image: image.encode(format, quality)?,
+        image: changed.as_ref().unwrap_or(image).encode(format, quality)?,
         redacted,
     })
 }
@@ -327,7 +338,7 @@ mod tests {
         let secrets = secret_areas(&tree());
         assert_eq!(secrets, [Rect::new(10, 140, 200, 30)]);
         let shot = render_screenshot(
-            noisy(600, 500),
+            &noisy(600, 500),
             &Space::identity(600, 500),
             &secrets,
             ImageFormat::Png,
@@ -349,7 +360,7 @@ mod tests {
         // A 2x display: physical 1200x1000 for a 600x500 logical window.
         let space = Space::identity(600, 500);
         let shot =
-            render_screenshot(noisy(1200, 1000), &space, &secrets, ImageFormat::Png, 80).expect("render");
+            render_screenshot(&noisy(1200, 1000), &space, &secrets, ImageFormat::Png, 80).expect("render");
         let img = decode_png(&shot.image.bytes);
         assert_eq!((img.width, img.height), (600, 500));
         assert!(uniform(&img, Rect::new(10, 140, 200, 30)));
@@ -358,13 +369,13 @@ mod tests {
         // Capped at 400 on top of the 2x display.
         let space = Space::for_window(600, 500, 400);
         let shot =
-            render_screenshot(noisy(1200, 1000), &space, &secrets, ImageFormat::Png, 80).expect("render");
+            render_screenshot(&noisy(1200, 1000), &space, &secrets, ImageFormat::Png, 80).expect("render");
         let img = decode_png(&shot.image.bytes);
         assert_eq!((img.width, img.height), (400, 333));
         assert!(uniform(&img, space.rect_to_space(secrets[0])));
         // Every format decodes to the space's size.
         for f in ImageFormat::ALL {
-            let s = render_screenshot(noisy(1200, 1000), &space, &secrets, f, 80).expect("render");
+            let s = render_screenshot(&noisy(1200, 1000), &space, &secrets, f, 80).expect("render");
             assert_eq!((s.image.width, s.image.height, s.image.format), (400, 333, f));
         }
     }

@@ -4,10 +4,11 @@
 use crate::action::{parse_actions, ActionResult, ActionSpec, Where};
 use crate::backend::{BackendAction, BackendConnector, DesktopBackend, Target};
 use crate::error::{ErrorCode, GuiError, GuiResult};
-use crate::image::{EncodedImage, ImageFormat};
+use crate::geometry::Rect;
+use crate::image::{EncodedImage, ImageFormat, RgbaImage};
 use crate::limits::Limits;
 use crate::model::{BackendInfo, Element, ObserveRequest, WindowInfo};
-use crate::observe::{number_elements, render_screenshot, secret_areas, Numbered, Query};
+use crate::observe::{number_elements, render_screenshot, secret_areas, Numbered, Query, RenderedShot};
 use crate::space::Space;
 use crate::state::{ElementRef, Observation, StateStore};
 use async_trait::async_trait;
@@ -132,12 +133,60 @@ pub struct ActionOutput {
     pub next: String,
 }
 
+/// A web UI frame request: the window's pixels, for a person (no elements, no `state_id`).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct FrameRequest {
+    pub window_id: String,
+    pub image_format: ImageFormat,
+    /// JPEG quality 1..=100 (default 80).
+    pub image_quality: Option<u64>,
+    /// Long-edge cap of the image (default: the service's `max_image_edge`).
+    pub max_edge: Option<u32>,
+    /// The `etag` of the frame the caller already has: when the pixels are the same, the
+    /// answer says `unchanged` and carries no image.
+    pub if_none_match: Option<String>,
+}
+
+/// A frame: the window's image and the geometry it was taken at.
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct FrameOutput {
+    pub machine: String,
+    /// The window when captured; `window.bounds` is the geometry a human action must quote.
+    pub window: WindowInfo,
+    /// The image's space: `scale` image pixels per logical pixel.
+    pub coordinate_space: CoordinateSpace,
+    /// Identifies the pixels (a hash of the captured image).
+    pub etag: String,
+    /// True when the pixels equal `if_none_match`: no image is sent.
+    pub unchanged: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub screenshot: Option<ScreenshotInfo>,
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub image: Option<EncodedImage>,
+}
+
+/// Input from a person on a frame (web UI), outside the model's `state_id` rules: it runs only
+/// while the window still has the geometry the frame was taken at.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HumanActionRequest {
+    pub window_id: String,
+    /// `window.bounds` of the frame the person acted on.
+    pub geometry: Rect,
+    /// Actions as for `gui_action`, with window-relative logical `x`/`y` and no `element_id`.
+    pub actions: serde_json::Value,
+}
+
 /// The operations every face calls. Local and remote machines implement it alike.
 #[async_trait]
 pub trait GuiService: Send + Sync {
     async fn list(&self) -> GuiResult<ListOutput>;
     async fn state(&self, request: StateRequest) -> GuiResult<StateOutput>;
     async fn action(&self, request: ActionRequest) -> GuiResult<ActionOutput>;
+    /// The web UI's window image (never an MCP tool).
+    async fn frame(&self, request: FrameRequest) -> GuiResult<FrameOutput>;
+    /// The web UI's geometry-checked human input (never an MCP tool).
+    async fn human_action(&self, request: HumanActionRequest) -> GuiResult<ActionOutput>;
 }
 
 /// The service for the desktop this process runs on.
@@ -303,6 +352,15 @@ fn pick(name: &str, v: Option<u64>, default: u64, min: u64, max: u64) -> GuiResu
     }
 }
 
+/// Image work (resampling, encoding) on a blocking thread, off the async workers.
+async fn encode_off_thread(
+    f: impl FnOnce() -> GuiResult<RenderedShot> + Send + 'static,
+) -> GuiResult<RenderedShot> {
+    tokio::task::spawn_blocking(f)
+        .await
+        .map_err(|e| GuiError::backend(format!("encoding the screenshot failed: {e}")))?
+}
+
 async fn bounded<T>(what: &str, fut: impl std::future::Future<Output = GuiResult<T>>) -> GuiResult<T> {
     tokio::time::timeout(CALL_TIMEOUT, fut)
         .await
@@ -379,11 +437,48 @@ impl GuiService for LocalGui {
             }
         };
         let backend = self.backend().await?;
-        let snap = bounded(
-            "observing the window",
-            backend.observe(&request.window_id, &observe),
-        )
-        .await?;
+        let format = request.image_format;
+        // The image is captured and encoded (as if nothing were secret) while the tree is walked;
+        // it is encoded again only when the walk finds a password field or a different size.
+        let walk_only = ObserveRequest {
+            screenshot: false,
+            ..observe
+        };
+        let shooting = observe.screenshot;
+        let max_edge = self.limits.max_image_edge;
+        let started = std::time::Instant::now();
+        let (walked, shot) = tokio::join!(
+            async {
+                let r = bounded(
+                    "observing the window",
+                    backend.observe(&request.window_id, &walk_only),
+                )
+                .await;
+                tracing::debug!("gui_state: walk {:?}", started.elapsed());
+                r
+            },
+            async {
+                if !shooting {
+                    return Ok(None);
+                }
+                let captured = bounded("capturing the window", backend.capture(&request.window_id)).await?;
+                tracing::debug!("gui_state: captured {:?}", started.elapsed());
+                let Some(shot) = captured.screenshot else {
+                    return Err(GuiError::backend("the backend returned no screenshot"));
+                };
+                let b = captured.window.bounds;
+                let space = Space::for_window(b.width, b.height, max_edge);
+                let image = Arc::new(shot.image);
+                let pixels = image.clone();
+                let rendered =
+                    encode_off_thread(move || render_screenshot(&pixels, &space, &[], format, quality))
+                        .await?;
+                tracing::debug!("gui_state: encoded {:?}", started.elapsed());
+                Ok(Some((image, shot.occluded, space, rendered, captured.notes)))
+            }
+        );
+        let mut snap = walked?;
+        let shot = shot?;
         let window = snap.window;
         let space = Space::for_window(
             window.bounds.width,
@@ -409,15 +504,19 @@ impl GuiService for LocalGui {
                 self.limits.elements_json_bytes / 1024
             ));
         }
-        let (screenshot, image) = match snap.screenshot {
-            Some(shot) => {
-                let format = request.image_format;
-                let occluded = shot.occluded;
-                let rendered = tokio::task::spawn_blocking(move || {
-                    render_screenshot(shot.image, &space, &secrets, format, quality)
-                })
-                .await
-                .map_err(|e| GuiError::backend(format!("encoding the screenshot failed: {e}")))??;
+        let (screenshot, image) = match shot {
+            Some((pixels, occluded, drawn_in, speculative, capture_notes)) => {
+                let rendered = if secrets.is_empty() && drawn_in == space {
+                    speculative
+                } else {
+                    encode_off_thread(move || render_screenshot(&pixels, &space, &secrets, format, quality))
+                        .await?
+                };
+                for note in capture_notes {
+                    if !snap.notes.contains(&note) {
+                        snap.notes.push(note);
+                    }
+                }
                 let info = ScreenshotInfo {
                     format: format.name().into(),
                     width: rendered.image.width,
@@ -481,7 +580,160 @@ impl GuiService for LocalGui {
             ));
         }
         let specs = parse_actions(&request.actions, &self.limits)?;
-        let actions = self.resolve_all(&obs, &specs)?;
+        self.run_actions(&obs, &specs, Caller::Model).await
+    }
+
+    async fn frame(&self, request: FrameRequest) -> GuiResult<FrameOutput> {
+        if request.window_id.is_empty() {
+            return Err(GuiError::invalid("window_id is required (from gui_list)"));
+        }
+        let format = request.image_format;
+        let quality = match (format, request.image_quality) {
+            (ImageFormat::Jpeg, q) => pick("image_quality", q, 80, 1, 100)? as u8,
+            _ => 80,
+        };
+        let max_edge = match request.max_edge {
+            None => self.limits.max_image_edge,
+            Some(e) => pick("max_edge", Some(e as u64), 0, 16, 16384)? as u32,
+        };
+        let backend = self.backend().await?;
+        let captured = bounded("capturing the window", backend.capture(&request.window_id)).await?;
+        let shot = captured
+            .screenshot
+            .ok_or_else(|| GuiError::backend("the backend returned no screenshot"))?;
+        let window = captured.window;
+        let b = window.bounds;
+        let space = Space::for_window(b.width, b.height, max_edge);
+        let pixels = Arc::new(shot.image);
+        let etag = {
+            let pixels = pixels.clone();
+            let salt = format!("{b:?}|{}|{quality}|{max_edge}", format.name());
+            tokio::task::spawn_blocking(move || frame_etag(&pixels, &salt))
+                .await
+                .map_err(|e| GuiError::backend(format!("hashing the frame failed: {e}")))?
+        };
+        let coordinate_space = CoordinateSpace {
+            origin: "window".into(),
+            units: if space.is_identity() {
+                "logical_px"
+            } else {
+                "scaled_px"
+            }
+            .into(),
+            width: space.width,
+            height: space.height,
+            scale: space.scale(),
+            display_scale: Some(captured.scale)
+                .filter(|s| s.is_finite() && *s > 0.0 && (*s - 1.0).abs() > 1e-6),
+            note: None,
+        };
+        if request.if_none_match.as_deref() == Some(etag.as_str()) {
+            return Ok(FrameOutput {
+                machine: self.machine.clone(),
+                window,
+                coordinate_space,
+                etag,
+                unchanged: true,
+                screenshot: None,
+                image: None,
+            });
+        }
+        let rendered =
+            encode_off_thread(move || render_screenshot(&pixels, &space, &[], format, quality)).await?;
+        let screenshot = ScreenshotInfo {
+            format: format.name().into(),
+            width: rendered.image.width,
+            height: rendered.image.height,
+            bytes: rendered.image.bytes.len(),
+            quality: (format == ImageFormat::Jpeg).then_some(quality),
+            occluded: shot.occluded,
+            redacted: 0,
+        };
+        Ok(FrameOutput {
+            machine: self.machine.clone(),
+            window,
+            coordinate_space,
+            etag,
+            unchanged: false,
+            screenshot: Some(screenshot),
+            image: Some(rendered.image),
+        })
+    }
+
+    async fn human_action(&self, request: HumanActionRequest) -> GuiResult<ActionOutput> {
+        if request.window_id.is_empty() {
+            return Err(GuiError::invalid("window_id is required"));
+        }
+        let specs = parse_actions(&request.actions, &self.limits)?;
+        if let Some((i, spec)) = specs
+            .iter()
+            .enumerate()
+            .find(|(_, s)| !s.element_ids().is_empty())
+        {
+            return Err(at_index(
+                GuiError::invalid("human input acts at x/y on the frame; element_id is for gui_action"),
+                i,
+                spec,
+            ));
+        }
+        let backend = self.backend().await?;
+        let current = bounded("reading the window", backend.window(&request.window_id)).await?;
+        if current.bounds != request.geometry {
+            return Err(GuiError::new(
+                ErrorCode::WindowChanged,
+                format!(
+                    "the window moved, was resized or changed since the frame (then {:?}, now {:?}); \
+                     nothing was sent: take a new frame",
+                    request.geometry, current.bounds
+                ),
+            ));
+        }
+        let b = current.bounds;
+        let obs = Observation {
+            state_id: String::new(),
+            window: current,
+            elements: Default::default(),
+            space: Space::identity(b.width, b.height),
+            issued: std::time::Instant::now(),
+        };
+        self.run_actions(&obs, &specs, Caller::Human).await
+    }
+}
+
+/// Who asked: the model (with a `state_id`) or a person on the web UI (with a frame).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Caller {
+    Model,
+    Human,
+}
+
+impl Caller {
+    fn observe_again(self) -> &'static str {
+        match self {
+            Caller::Model => "call gui_state again",
+            Caller::Human => "take a new frame",
+        }
+    }
+}
+
+/// A frame's identity: its pixels and what shaped the image (geometry, format, size).
+fn frame_etag(image: &RgbaImage, salt: &str) -> String {
+    let pixels = xxhash_rust::xxh3::xxh3_64(&image.data);
+    let shape = xxhash_rust::xxh3::xxh3_64(salt.as_bytes());
+    format!("{pixels:016x}{shape:08x}", shape = shape as u32)
+}
+
+impl LocalGui {
+    /// Runs validated actions against `obs` (its window, its space), one at a time, each
+    /// re-checked against the window's current geometry where it uses points.
+    async fn run_actions(
+        &self,
+        obs: &Observation,
+        specs: &[ActionSpec],
+        caller: Caller,
+    ) -> GuiResult<ActionOutput> {
+        let window_id = obs.window.window_id.clone();
+        let actions = self.resolve_all(obs, specs)?;
         let backend = self.backend().await?;
         let mut results: Vec<ActionResult> = Vec::with_capacity(specs.len());
         for (i, (spec, action)) in specs.iter().zip(actions).enumerate() {
@@ -504,22 +756,50 @@ impl GuiService for LocalGui {
                 });
                 continue;
             };
-            let current = match bounded("reading the window", backend.window(&request.window_id)).await {
-                Ok(w) => w,
-                Err(e) => return Err(fail(e, &results)),
+            let started = std::time::Instant::now();
+            // An element's own handle is re-checked by the backend, and its position re-read:
+            // no window geometry is needed, so the window is only read when that check fails.
+            let by_element = spec.acts_on_element_only();
+            let current = if by_element {
+                obs.window.clone()
+            } else {
+                match bounded("reading the window", backend.window(&window_id)).await {
+                    Ok(w) => w,
+                    Err(e) => return Err(fail(e, &results)),
+                }
             };
             if !spec.points().is_empty() && current.bounds != obs.window.bounds {
                 let e = GuiError::new(
                     ErrorCode::WindowChanged,
                     format!(
-                        "the window moved or was resized since gui_state (then {:?}, now {:?}); coordinates are stale, \
-                         call gui_state again",
-                        obs.window.bounds, current.bounds
+                        "the window moved or was resized since it was observed (then {:?}, now {:?}); \
+                         coordinates are stale, {}",
+                        obs.window.bounds,
+                        current.bounds,
+                        caller.observe_again()
                     ),
                 );
                 return Err(fail(e, &results));
             }
-            match bounded("the action", backend.perform(&current, &action)).await {
+            let read = started.elapsed();
+            let mut outcome = bounded("the action", backend.perform(&current, &action)).await;
+            if by_element {
+                if let Err(e) = &outcome {
+                    if e.code == ErrorCode::ElementStale {
+                        // Say so when it is the whole window that has gone.
+                        if let Err(w) = bounded("reading the window", backend.window(&window_id)).await {
+                            outcome = Err(w);
+                        }
+                    }
+                }
+            }
+            tracing::debug!(
+                "action {i} ({}): window read {:?}, perform {:?}",
+                spec.type_name(),
+                read,
+                started.elapsed() - read
+            );
+            match outcome {
                 Ok(outcome) => results.push(ActionResult {
                     index: i,
                     action_type: spec.type_name().into(),
@@ -532,10 +812,14 @@ impl GuiService for LocalGui {
         }
         Ok(ActionOutput {
             machine: self.machine.clone(),
-            window_id: request.window_id,
+            window_id,
             ok: true,
             results,
-            next: "call gui_state to observe the result before acting again".into(),
+            next: match caller {
+                Caller::Model => "call gui_state to observe the result before acting again",
+                Caller::Human => "take a new frame to see the result",
+            }
+            .into(),
         })
     }
 }

@@ -19,6 +19,8 @@ pub struct ElementRef {
     pub bounds: Option<Rect>,
     /// States at observation time (to tell a control that has since been hidden).
     pub states: Vec<String>,
+    /// Action names at observation time, in the backend's order (index = the action's number).
+    pub actions: Vec<String>,
 }
 
 /// A stored observation: what `gui_action` checks its request against.

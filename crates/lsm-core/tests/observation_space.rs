@@ -94,6 +94,20 @@ impl DesktopBackend for Fake {
             ],
             truncated: false,
             truncated_reason: None,
+            screenshot: r.screenshot.then(|| Screenshot {
+                image: capture(),
+                occluded: false,
+            }),
+            notes: vec![],
+        })
+    }
+    async fn capture(&self, _id: &str) -> GuiResult<Snapshot> {
+        Ok(Snapshot {
+            window: window(),
+            scale: DISPLAY_SCALE as f64,
+            elements: vec![],
+            truncated: false,
+            truncated_reason: None,
             screenshot: Some(Screenshot {
                 image: capture(),
                 occluded: false,

@@ -264,3 +264,96 @@ async fn a_failed_action_reports_its_index_and_what_ran_before() {
     assert_eq!(d["completed"].as_array().map(Vec::len), Some(1));
     assert_eq!(fake.performed.lock().unwrap().len(), 1);
 }
+
+fn human(geometry: Rect, actions: serde_json::Value) -> HumanActionRequest {
+    HumanActionRequest {
+        window_id: "0x1".into(),
+        geometry,
+        actions,
+    }
+}
+
+#[tokio::test]
+async fn human_input_runs_only_on_the_frames_geometry_and_inside_the_window() {
+    let (fake, gui) = setup(Duration::from_secs(30));
+    let here = Rect::new(100, 100, 200, 100);
+    let r = gui
+        .human_action(human(here, json!([{"type": "click", "x": 10, "y": 20}])))
+        .await
+        .expect("same geometry: runs");
+    assert!(r.ok);
+    assert_eq!(fake.performed.lock().unwrap().len(), 1);
+    // Moved since the frame: refused, nothing injected.
+    let moved = Rect::new(101, 100, 200, 100);
+    let e = gui
+        .human_action(human(moved, json!([{"type": "click", "x": 10, "y": 20}])))
+        .await
+        .expect_err("moved");
+    assert_eq!(e.code, ErrorCode::WindowChanged);
+    assert!(e.message.contains("take a new frame"), "{}", e.message);
+    // Outside the window, and element ids (the model's path): refused before anything runs.
+    for (actions, code) in [
+        (
+            json!([{"type": "click", "x": 200, "y": 5}]),
+            ErrorCode::OutOfBounds,
+        ),
+        (
+            json!([{"type": "drag", "x": 5, "y": 5, "to_x": 5, "to_y": 100}]),
+            ErrorCode::OutOfBounds,
+        ),
+        (
+            json!([{"type": "click", "element_id": "e1"}]),
+            ErrorCode::InvalidArgument,
+        ),
+    ] {
+        let e = gui
+            .human_action(human(here, actions.clone()))
+            .await
+            .expect_err("refused");
+        assert_eq!(e.code, code, "{actions}: {}", e.message);
+    }
+    assert_eq!(fake.performed.lock().unwrap().len(), 1);
+    // Keys need no point; the window is gone: WINDOW_NOT_FOUND.
+    gui.human_action(human(here, json!([{"type": "key", "keys": "ctrl+a"}])))
+        .await
+        .expect("key");
+    *fake.bounds.lock().unwrap() = None;
+    let e = gui
+        .human_action(human(here, json!([{"type": "key", "keys": "a"}])))
+        .await
+        .expect_err("gone");
+    assert_eq!(e.code, ErrorCode::WindowNotFound);
+}
+
+#[tokio::test]
+async fn a_frame_carries_its_geometry_and_is_skipped_when_unchanged() {
+    let (fake, gui) = setup(Duration::from_secs(30));
+    let req = FrameRequest {
+        window_id: "0x1".into(),
+        ..Default::default()
+    };
+    let first = gui.frame(req.clone()).await.expect("frame");
+    assert!(!first.unchanged);
+    assert_eq!(first.window.bounds, Rect::new(100, 100, 200, 100));
+    assert!(first.image.is_some() && first.screenshot.is_some());
+    let again = gui
+        .frame(FrameRequest {
+            if_none_match: Some(first.etag.clone()),
+            ..req.clone()
+        })
+        .await
+        .expect("frame");
+    assert!(again.unchanged && again.image.is_none());
+    assert_eq!(again.etag, first.etag);
+    // Same pixels, new geometry: a new frame (the page must learn the geometry).
+    *fake.bounds.lock().unwrap() = Some(Rect::new(120, 100, 200, 100));
+    let moved = gui
+        .frame(FrameRequest {
+            if_none_match: Some(first.etag.clone()),
+            ..req
+        })
+        .await
+        .expect("frame");
+    assert!(!moved.unchanged);
+    assert_ne!(moved.etag, first.etag);
+}

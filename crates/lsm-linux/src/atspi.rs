@@ -1625,6 +1625,29 @@ impl Atspi {
         }
     }
 
+    /// Role and states only, both in flight at once: the cheap "is it still that control" check
+    /// before acting. `None`: the object is gone.
+    pub async fn role_and_states(&self, obj: &ObjRef) -> GuiResult<Option<(String, Vec<String>)>> {
+        match tokio::join!(self.role_of(obj), self.states_of(obj)) {
+            (Ok(role), Ok(states)) => Ok(Some((role, states))),
+            (Err(CallError::Gone(_)), _) | (_, Err(CallError::Gone(_))) => Ok(None),
+            (Err(e), _) | (_, Err(e)) => Err(e.into_gui(obj)),
+        }
+    }
+
+    /// `DoAction(index)`. `false`: the application refused it or has no Action interface.
+    pub async fn do_action_at(&self, obj: &ObjRef, index: usize) -> GuiResult<bool> {
+        let index = i32::try_from(index).unwrap_or(i32::MAX);
+        match self
+            .call::<_, bool>(obj, IFACE_ACTION, "DoAction", &(index,))
+            .await
+        {
+            Ok(done) => Ok(done),
+            Err(CallError::Unsupported(_)) => Ok(false),
+            Err(e) => Err(e.into_gui(obj)),
+        }
+    }
+
     /// Runs the first action among `preferred` (case-insensitive) the object has, else action 0
     /// when `allow_any`. `Ok(Some(name))`: it ran; `Ok(None)`: no such action, or the application
     /// refused it (fall back to input events).

@@ -16,6 +16,10 @@ use std::time::{Duration, Instant};
 /// Bound on any one X11 round of work (X replies are local; this guards a stuck server).
 const X11_TIMEOUT: Duration = Duration::from_secs(5);
 
+const OCCLUDED_NOTE: &str =
+    "another window overlaps this one and no compositor runs: covered parts of the screenshot show that window";
+const MINIMIZED_NOTE: &str = "the window is minimized: focus it first";
+
 /// Actions that mean "press this control", tried in order for a plain element click.
 const PRESS_ACTIONS: &[&str] = &["click", "press", "toggle", "jump", "open"];
 /// `activate` also presses buttons and menu items, but on a text field it means "Enter".
@@ -23,13 +27,20 @@ const ACTIVATE: &str = "activate";
 
 /// The semantic actions worth trying for a click on this element, in order. Editable text gets
 /// none: a click there means "put the caret here", which only a pointer click does.
-fn press_actions(node: &RawNode) -> Vec<&'static str> {
-    if node.states.iter().any(|s| s == "editable") {
+fn press_actions(states: &[String]) -> Vec<&'static str> {
+    if states.iter().any(|s| s == "editable") {
         return Vec::new();
     }
     let mut names = PRESS_ACTIONS.to_vec();
     names.push(ACTIVATE);
     names
+}
+
+/// The index of the action a plain click runs, from the action names seen at observation time.
+fn press_action_index(actions: &[String], states: &[String]) -> Option<usize> {
+    press_actions(states)
+        .iter()
+        .find_map(|p| actions.iter().position(|n| n.trim().eq_ignore_ascii_case(p)))
 }
 
 /// How a toolkit reports element extents, and so how to make them window-relative.
@@ -341,21 +352,28 @@ impl LinuxBackend {
             .node(&obj, rule.kind())
             .await?
             .ok_or_else(|| stale(e, "it no longer exists"))?;
-        if node.role != e.role {
-            return Err(stale(e, &format!("it is now a {} (was {})", node.role, e.role)));
-        }
-        let has = |states: &[String], name: &str| states.iter().any(|s| s == name);
-        if has(&node.states, "defunct") {
-            return Err(stale(e, "it is defunct"));
-        }
-        // Only where the toolkit said "showing" at observation time (GTK4 never does).
-        if has(&e.states, "showing") && !has(&node.states, "showing") {
-            return Err(stale(
-                e,
-                "it is no longer shown (closed, hidden or scrolled away)",
-            ));
-        }
+        still_same(e, &node.role, &node.states)?;
         Ok((rule, obj, node))
+    }
+
+    /// A plain left click on an element by the action seen at observation time, after the
+    /// cheapest check that it is still the same control (role and states, one round trip).
+    /// `Ok(None)`: no such action, or the application refused it; the caller clicks instead.
+    async fn quick_press(&self, e: &ElementRef) -> GuiResult<Option<ActionOutcome>> {
+        let (_, obj) = decode_native(&e.native)?;
+        let atspi = self.atspi()?;
+        let (role, states) = atspi
+            .role_and_states(&obj)
+            .await?
+            .ok_or_else(|| stale(e, "it no longer exists"))?;
+        still_same(e, &role, &states)?;
+        let Some(index) = press_action_index(&e.actions, &states) else {
+            return Ok(None);
+        };
+        Ok(atspi
+            .do_action_at(&obj, index)
+            .await?
+            .then(|| ActionOutcome::new(format!("atspi_action:{}", e.actions[index]))))
     }
 
     /// Current on-screen centre of an element, checked to be inside the window.
@@ -408,6 +426,25 @@ fn stale(e: &ElementRef, why: &str) -> GuiError {
             e.id, e.role, e.name
         ),
     )
+}
+
+/// Fails with `ELEMENT_STALE` when a re-read element is no longer the control observed.
+fn still_same(e: &ElementRef, role: &str, states: &[String]) -> GuiResult<()> {
+    let has = |states: &[String], name: &str| states.iter().any(|s| s == name);
+    if role != e.role {
+        return Err(stale(e, &format!("it is now a {role} (was {})", e.role)));
+    }
+    if has(states, "defunct") {
+        return Err(stale(e, "it is defunct"));
+    }
+    // Only where the toolkit said "showing" at observation time (GTK4 never does).
+    if has(&e.states, "showing") && !has(states, "showing") {
+        return Err(stale(
+            e,
+            "it is no longer shown (closed, hidden or scrolled away)",
+        ));
+    }
+    Ok(())
 }
 
 fn app_name(w: &X11Window) -> String {
@@ -582,10 +619,10 @@ impl DesktopBackend for LinuxBackend {
             occluded: c.occluded,
         });
         if screenshot.as_ref().is_some_and(|s| s.occluded) {
-            notes.push("another window overlaps this one and no compositor runs: covered parts of the screenshot show that window".into());
+            notes.push(OCCLUDED_NOTE.into());
         }
         if win.win.minimized {
-            notes.push("the window is minimized: focus it first".into());
+            notes.push(MINIMIZED_NOTE.into());
         }
         Ok(Snapshot {
             window: self.info_of(&win, &pids),
@@ -598,6 +635,34 @@ impl DesktopBackend for LinuxBackend {
         })
     }
 
+    async fn capture(&self, window_id: &str) -> GuiResult<Snapshot> {
+        let win = self.x11_window(window_id).await?;
+        let xid = win.win.id;
+        let shot = self.x(move |x| x.capture(xid)).await?;
+        let mut notes = Vec::new();
+        if shot.occluded {
+            notes.push(OCCLUDED_NOTE.into());
+        }
+        if win.win.minimized {
+            notes.push(MINIMIZED_NOTE.into());
+        }
+        // The accessible-process list of the last look is enough here; the walk beside this
+        // call refreshes it.
+        let pids = self.a11y_pids.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        Ok(Snapshot {
+            window: self.info_of(&win, &pids),
+            scale: win.scale,
+            elements: Vec::new(),
+            truncated: false,
+            truncated_reason: None,
+            screenshot: Some(Screenshot {
+                image: shot.image,
+                occluded: shot.occluded,
+            }),
+            notes,
+        })
+    }
+
     async fn perform(&self, window: &WindowInfo, action: &BackendAction) -> GuiResult<ActionOutcome> {
         // A plain element click is the control's own action: no window geometry needed.
         if let BackendAction::Click {
@@ -606,8 +671,11 @@ impl DesktopBackend for LinuxBackend {
             count: 1,
         } = action
         {
+            if let Some(done) = self.quick_press(e).await? {
+                return Ok(done);
+            }
             let (_, obj, node) = self.verify(e).await?;
-            let preferred = press_actions(&node);
+            let preferred = press_actions(&node.states);
             if !node.actions.is_empty() && !preferred.is_empty() {
                 if let Some(name) = self.atspi()?.do_action(&obj, &preferred, false).await? {
                     return Ok(ActionOutcome::new(format!("atspi_action:{name}")));
@@ -820,5 +888,22 @@ mod tests {
             states: vec![],
         };
         assert_eq!(detect_scale(&view.win, &frame), Some(2.0));
+    }
+
+    #[test]
+    fn a_click_runs_the_first_press_action_observed_and_never_on_editable_text() {
+        let names = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(press_action_index(&names(&["activate", "Click"]), &[]), Some(1));
+        assert_eq!(
+            press_action_index(&names(&["toggle"]), &names(&["checked"])),
+            Some(0)
+        );
+        assert_eq!(press_action_index(&names(&["activate"]), &[]), Some(0));
+        assert_eq!(
+            press_action_index(&names(&["activate"]), &names(&["editable"])),
+            None
+        );
+        assert_eq!(press_action_index(&names(&["expand or contract"]), &[]), None);
+        assert_eq!(press_action_index(&[], &[]), None);
     }
 }

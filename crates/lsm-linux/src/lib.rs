@@ -5,6 +5,7 @@
 pub mod atspi;
 pub mod backend;
 pub mod session;
+mod shm;
 pub mod x11;
 
 use async_trait::async_trait;

@@ -6,8 +6,9 @@
 //! Every request goes to a local server, so replies are quick; what could block forever
 //! (the connect, waits for focus) is bounded explicitly.
 
+use crate::shm;
 use lsm_core::{ErrorCode, GuiError, GuiResult, KeyCombo, Modifier, MouseButton, Point, Rect, RgbaImage};
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{mpsc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 use x11rb::connection::{Connection, RequestConnection};
@@ -38,6 +39,8 @@ const MULTI_CLICK_QUIET: Duration = Duration::from_millis(600);
 const PRESS_HOLD: Duration = Duration::from_millis(15);
 const DRAG_STEPS: i32 = 10;
 const DRAG_STEP_PAUSE: Duration = Duration::from_millis(15);
+/// How long a check for an EWMH window manager is trusted (it only changes when one starts or quits).
+const EWMH_RECHECK: Duration = Duration::from_secs(2);
 /// Bounds that keep every input call short.
 const MAX_CLICKS: u32 = 10;
 const MAX_SCROLL: i32 = 200;
@@ -125,6 +128,11 @@ pub struct X11 {
     input: Mutex<()>,
     /// When we last pressed a mouse button (see `MULTI_CLICK_QUIET`).
     last_press: Mutex<Option<Instant>>,
+    /// Whether an EWMH window manager runs, and when that was read (see `EWMH_RECHECK`).
+    ewmh: Mutex<Option<(Instant, bool)>>,
+    /// MIT-SHM for captures: offered and not yet found broken.
+    shm_usable: AtomicBool,
+    shm_segment: Mutex<Option<shm::Segment>>,
 }
 
 // ---------------------------------------------------------------- errors
@@ -447,8 +455,19 @@ fn channel(pixel: u32, mask: u32) -> u8 {
     }
 }
 
-/// Converts a ZPixmap image to opaque RGBA.
-fn zpixmap_to_rgba(data: &[u8], width: usize, height: usize, f: &PixelFormat) -> GuiResult<Vec<u8>> {
+/// Converts a Z-pixmap block (`width x height`, as the X server sent it) to RGBA, written into
+/// `dst` (an RGBA canvas `dst_width` pixels wide) with its top-left corner at `(x, y)`.
+#[allow(clippy::too_many_arguments)]
+fn zpixmap_into(
+    data: &[u8],
+    width: usize,
+    height: usize,
+    f: &PixelFormat,
+    dst: &mut [u8],
+    dst_width: usize,
+    x: usize,
+    y: usize,
+) -> GuiResult<()> {
     let bytes_pp = match f.bits_per_pixel {
         16 | 24 | 32 => f.bits_per_pixel as usize / 8,
         other => {
@@ -465,18 +484,22 @@ fn zpixmap_to_rgba(data: &[u8], width: usize, height: usize, f: &PixelFormat) ->
             data.len()
         )));
     }
-    let mut out = Vec::with_capacity(width * height * 4);
+    if x + width > dst_width || (y + height) * dst_width * 4 > dst.len() {
+        return Err(GuiError::backend("X image block does not fit its canvas"));
+    }
     let bgrx = bytes_pp == 4 && !f.msb_first && f.masks == [0xff_0000, 0xff00, 0xff];
     for row in 0..height {
         let line = &data[row * stride..row * stride + width * bytes_pp];
+        let start = ((y + row) * dst_width + x) * 4;
+        let out = &mut dst[start..start + width * 4];
         if bgrx {
-            // The usual 24/32-bit layout: a plain byte shuffle (fast even in debug builds).
-            for px in line.chunks_exact(4) {
-                out.extend_from_slice(&[px[2], px[1], px[0], 255]);
+            // The usual 24/32-bit layout: a byte shuffle the compiler vectorises.
+            for (o, px) in out.chunks_exact_mut(4).zip(line.chunks_exact(4)) {
+                o.copy_from_slice(&[px[2], px[1], px[0], 255]);
             }
             continue;
         }
-        for px in line.chunks_exact(bytes_pp) {
+        for (o, px) in out.chunks_exact_mut(4).zip(line.chunks_exact(bytes_pp)) {
             let mut v: u32 = 0;
             for (i, &b) in px.iter().enumerate() {
                 let shift = if f.msb_first {
@@ -486,7 +509,7 @@ fn zpixmap_to_rgba(data: &[u8], width: usize, height: usize, f: &PixelFormat) ->
                 };
                 v |= (b as u32) << shift;
             }
-            out.extend_from_slice(&[
+            o.copy_from_slice(&[
                 channel(v, f.masks[0]),
                 channel(v, f.masks[1]),
                 channel(v, f.masks[2]),
@@ -494,16 +517,30 @@ fn zpixmap_to_rgba(data: &[u8], width: usize, height: usize, f: &PixelFormat) ->
             ]);
         }
     }
-    Ok(out)
+    Ok(())
 }
 
-/// Copies an RGBA block into a larger RGBA canvas at (x, y); the block must fit.
-fn blit(canvas: &mut [u8], canvas_w: usize, block: &[u8], block_w: usize, x: usize, y: usize) {
-    for (row, src) in block.chunks_exact(block_w * 4).enumerate() {
-        let start = ((y + row) * canvas_w + x) * 4;
-        if let Some(dst) = canvas.get_mut(start..start + src.len()) {
-            dst.copy_from_slice(src);
+/// An RGBA canvas the size of a window, black where nothing was captured.
+struct Canvas {
+    data: Vec<u8>,
+    width: usize,
+    height: usize,
+}
+
+impl Canvas {
+    /// `full`: every pixel will be written (no need to paint it black first).
+    fn new(width: usize, height: usize, full: bool) -> Canvas {
+        let mut data = vec![0u8; width * height * 4];
+        if !full {
+            for px in data.chunks_exact_mut(4) {
+                px[3] = 255;
+            }
         }
+        Canvas { data, width, height }
+    }
+
+    fn into_image(self) -> GuiResult<RgbaImage> {
+        RgbaImage::new(self.width as u32, self.height as u32, self.data)
     }
 }
 
@@ -608,6 +645,7 @@ impl X11 {
             .map_err(conn_err)?
             .is_some();
         let helper = create_helper(&conn, root)?;
+        let shm_usable = shm::supported(&conn);
         Ok(X11 {
             conn,
             root,
@@ -620,6 +658,9 @@ impl X11 {
             keymap: Mutex::new(None),
             input: Mutex::new(()),
             last_press: Mutex::new(None),
+            ewmh: Mutex::new(None),
+            shm_usable: AtomicBool::new(shm_usable),
+            shm_segment: Mutex::new(None),
         })
     }
 
@@ -784,6 +825,18 @@ impl X11 {
     /// True when an EWMH window manager runs: `_NET_SUPPORTING_WM_CHECK` on the root names
     /// a window that points to itself (a stale property from a dead WM fails this).
     pub fn ewmh_wm(&self) -> GuiResult<bool> {
+        let mut cached = self.ewmh.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some((at, running)) = *cached {
+            if at.elapsed() < EWMH_RECHECK {
+                return Ok(running);
+            }
+        }
+        let running = self.read_ewmh_wm()?;
+        *cached = Some((Instant::now(), running));
+        Ok(running)
+    }
+
+    fn read_ewmh_wm(&self) -> GuiResult<bool> {
         let check = self.atoms._NET_SUPPORTING_WM_CHECK;
         let Some(w) = prop_u32s(&self.root_prop(check, AtomEnum::WINDOW)?)
             .first()
@@ -953,8 +1006,35 @@ impl X11 {
     /// and not iconified).
     pub fn window(&self, id: u32) -> GuiResult<Option<X11Window>> {
         self.pump();
-        let focus = self.focus_info()?;
-        match self.describe(id, &focus) {
+        let described = if self.ewmh_wm()? {
+            // One round trip: the active window is asked for in the same batch as the rest.
+            let active = self
+                .conn
+                .get_property(
+                    false,
+                    self.root,
+                    self.atoms._NET_ACTIVE_WINDOW,
+                    AtomEnum::WINDOW,
+                    0,
+                    1,
+                )
+                .map_err(conn_err)?;
+            let unknown = FocusInfo {
+                active: Some(x11rb::NONE),
+                chain: Vec::new(),
+            };
+            let d = self.describe(id, &unknown);
+            let active = active.reply().map_err(|e| reply_err("GetProperty", e))?;
+            d.map(|d| {
+                d.map(|mut d| {
+                    d.window.focused = prop_u32s(&active).first() == Some(&id);
+                    d
+                })
+            })
+        } else {
+            self.focus_info().and_then(|focus| self.describe(id, &focus))
+        };
+        match described {
             Ok(d) => Ok(d.map(|d| d.window)),
             Err(e) if is_not_found(&e) => Ok(None),
             Err(e) => Err(e),
@@ -1083,10 +1163,16 @@ impl X11 {
             .map_err(conn_err)?
             .check()
             .map_err(|e| win_err(top, "CompositeNameWindowPixmap", e))?;
-        let block = self.get_image(pixmap, clip);
+        let at = clip.translate(-ox, -oy);
+        let mut canvas = Canvas::new(
+            bounds.width as usize,
+            bounds.height as usize,
+            at == Rect::new(0, 0, bounds.width, bounds.height),
+        );
+        let read = self.read_image(pixmap, clip, &mut canvas, at);
         let _ = self.conn.free_pixmap(pixmap);
-        let (data, _) = block?;
-        self.assemble(bounds, clip.translate(-ox, -oy), &data)
+        read?;
+        canvas.into_image()
     }
 
     /// GetImage of the window itself: only the part on screen can be read.
@@ -1099,58 +1185,85 @@ impl X11 {
             )
         })?;
         let local = visible.translate(-bounds.x, -bounds.y);
-        let (data, _) = self.get_image(id, local).map_err(|e| {
+        let mut canvas = Canvas::new(bounds.width as usize, bounds.height as usize, visible == bounds);
+        self.read_image(id, local, &mut canvas, local).map_err(|e| {
             if is_not_found(&e) {
                 e
             } else {
                 GuiError::backend(format!("capture of 0x{id:x}: {}", e.message))
             }
         })?;
-        let image = self.assemble(bounds, local, &data)?;
+        let image = canvas.into_image()?;
         let occluded = visible != bounds || self.is_overlapped(id, bounds)?;
         Ok(Capture { image, occluded })
     }
 
-    /// Places a captured block at `at` (window-local) on a black canvas the window's size.
-    fn assemble(&self, bounds: Rect, at: Rect, block: &[u8]) -> GuiResult<RgbaImage> {
-        let (w, h) = (bounds.width as usize, bounds.height as usize);
-        if at == Rect::new(0, 0, bounds.width, bounds.height) {
-            return RgbaImage::new(w as u32, h as u32, block.to_vec());
+    /// Reads `r` of `drawable` into `canvas` at `at` (canvas pixels), as RGBA.
+    fn read_image(&self, drawable: u32, r: Rect, canvas: &mut Canvas, at: Rect) -> GuiResult<()> {
+        let area = (to_i16(r.x), to_i16(r.y), r.width as u16, r.height as u16);
+        let (w, h) = (r.width.max(0) as usize, r.height.max(0) as usize);
+        let (x, y) = (at.x.max(0) as usize, at.y.max(0) as usize);
+        if let Some(done) = self.read_image_shm(drawable, area, |data, depth, visual| {
+            let format = self.pixel_format(depth, visual)?;
+            zpixmap_into(data, w, h, &format, &mut canvas.data, canvas.width, x, y)
+        }) {
+            return done;
         }
-        let mut canvas = vec![0u8; w * h * 4];
-        for px in canvas.chunks_exact_mut(4) {
-            px[3] = 255;
-        }
-        blit(
-            &mut canvas,
-            w,
-            block,
-            at.width as usize,
-            at.x as usize,
-            at.y as usize,
-        );
-        RgbaImage::new(w as u32, h as u32, canvas)
-    }
-
-    /// GetImage of `r` (drawable-local) converted to RGBA; also returns the depth.
-    fn get_image(&self, drawable: u32, r: Rect) -> GuiResult<(Vec<u8>, u8)> {
         let reply = self
             .conn
             .get_image(
                 ImageFormat::Z_PIXMAP,
                 drawable,
-                to_i16(r.x),
-                to_i16(r.y),
-                r.width as u16,
-                r.height as u16,
+                area.0,
+                area.1,
+                area.2,
+                area.3,
                 !0,
             )
             .map_err(conn_err)?
             .reply()
             .map_err(|e| win_err(drawable, "GetImage", e))?;
         let format = self.pixel_format(reply.depth, reply.visual)?;
-        let rgba = zpixmap_to_rgba(&reply.data, r.width as usize, r.height as usize, &format)?;
-        Ok((rgba, reply.depth))
+        zpixmap_into(&reply.data, w, h, &format, &mut canvas.data, canvas.width, x, y)
+    }
+
+    /// Reads through MIT-SHM and hands the bytes, still in the shared memory, to `convert`;
+    /// None when SHM is off or failed (then plain GetImage runs, which also reports a vanished
+    /// window properly).
+    fn read_image_shm(
+        &self,
+        drawable: u32,
+        area: (i16, i16, u16, u16),
+        convert: impl FnOnce(&[u8], u8, u32) -> GuiResult<()>,
+    ) -> Option<GuiResult<()>> {
+        if !self.shm_usable.load(Ordering::Relaxed) {
+            return None;
+        }
+        // Z-pixmaps of the depths in use take at most 4 bytes a pixel.
+        let need = area.2 as usize * area.3 as usize * 4;
+        let mut slot = self.shm_segment.lock().unwrap_or_else(|p| p.into_inner());
+        if slot.as_ref().is_none_or(|s| s.len() < need) {
+            if let Some(old) = slot.take() {
+                old.detach(&self.conn);
+            }
+            // Room for some growth, so a slightly larger window does not remap.
+            match shm::Segment::new(&self.conn, need + need / 4) {
+                Ok(seg) => *slot = Some(seg),
+                Err(e) => {
+                    tracing::debug!("MIT-SHM off: {e}");
+                    self.shm_usable.store(false, Ordering::Relaxed);
+                    return None;
+                }
+            }
+        }
+        let seg = slot.as_ref()?;
+        match seg.get_image(&self.conn, drawable, area) {
+            Ok(img) => Some(convert(img.data, img.depth, img.visual)),
+            Err(e) => {
+                tracing::debug!("ShmGetImage of 0x{drawable:x} failed ({e}); using GetImage");
+                None
+            }
+        }
     }
 
     /// Pixel layout for `depth`; channel masks from `visual`, else any TrueColor visual of it.
@@ -1745,6 +1858,13 @@ mod tests {
         assert!(plan_segments(&m, &[], &[h]).is_err());
     }
 
+    /// Converts `data` into a fresh canvas of exactly its size.
+    fn convert(data: &[u8], w: usize, h: usize, f: &PixelFormat) -> GuiResult<Vec<u8>> {
+        let mut out = vec![0u8; w * h * 4];
+        zpixmap_into(data, w, h, f, &mut out, w, 0, 0)?;
+        Ok(out)
+    }
+
     #[test]
     fn zpixmap_conversion_handles_bgrx_and_padding() {
         let f = PixelFormat {
@@ -1754,7 +1874,7 @@ mod tests {
             masks: [0xff0000, 0xff00, 0xff],
         };
         let data = [0x30, 0x20, 0x10, 0x00, 0x03, 0x02, 0x01, 0xff];
-        let out = zpixmap_to_rgba(&data, 2, 1, &f).expect("convert");
+        let out = convert(&data, 2, 1, &f).expect("convert");
         assert_eq!(out, vec![0x10, 0x20, 0x30, 255, 0x01, 0x02, 0x03, 255]);
         // 16 bpp RGB565, one pixel per row padded to 4 bytes.
         let f = PixelFormat {
@@ -1763,17 +1883,27 @@ mod tests {
             msb_first: false,
             masks: [0xf800, 0x07e0, 0x001f],
         };
-        let out = zpixmap_to_rgba(&[0x00, 0xf8, 0, 0, 0x1f, 0x00], 1, 2, &f).expect("convert");
+        let out = convert(&[0x00, 0xf8, 0, 0, 0x1f, 0x00], 1, 2, &f).expect("convert");
         assert_eq!(out, vec![255, 0, 0, 255, 0, 0, 255, 255]);
-        assert!(zpixmap_to_rgba(&[0; 3], 2, 1, &f).is_err());
+        assert!(convert(&[0; 3], 2, 1, &f).is_err());
     }
 
     #[test]
-    fn blit_places_a_block() {
-        let mut canvas = vec![0u8; 3 * 2 * 4];
-        blit(&mut canvas, 3, &[9; 8], 2, 1, 1);
-        assert_eq!(&canvas[16..24], &[9; 8]);
-        assert_eq!(&canvas[0..16], &[0; 16]);
+    fn a_block_lands_at_its_place_on_a_black_canvas() {
+        let f = PixelFormat {
+            bits_per_pixel: 32,
+            scanline_pad: 32,
+            msb_first: false,
+            masks: [0xff0000, 0xff00, 0xff],
+        };
+        let mut canvas = Canvas::new(3, 2, false);
+        let block = [9u8, 8, 7, 0, 9, 8, 7, 0];
+        zpixmap_into(&block, 2, 1, &f, &mut canvas.data, canvas.width, 1, 1).expect("fits");
+        assert_eq!(&canvas.data[16..24], &[7, 8, 9, 255, 7, 8, 9, 255]);
+        assert_eq!(&canvas.data[0..16], &[0, 0, 0, 255].repeat(4)[..]);
+        // A block that does not fit is refused, not written out of bounds.
+        assert!(zpixmap_into(&block, 2, 1, &f, &mut canvas.data, canvas.width, 2, 1).is_err());
+        assert!(zpixmap_into(&block, 2, 1, &f, &mut canvas.data, canvas.width, 0, 2).is_err());
     }
 
     #[test]
