@@ -73,7 +73,7 @@ def test_big_list_observe_act_scroll(lsm, biglist, probe):
     numbers = [e for e in st["elements"] if e["role"] == "table_cell" and e["name"] == "0"]
     assert numbers, "the Number column of row 0 is missing"
     table = element(st, "Items", "table")
-    assert f"{ROWS} rows" in table.get("description", ""), table
+    assert f"{ROWS} rows" in table.get("summary", ""), table
     # Rows come in order, top to bottom.
     ys = [rows[i]["bounds"]["y"] for i in range(16)]
     assert ys == sorted(ys), ys

@@ -4,7 +4,7 @@ use crate::error::{ErrorCode, GuiError, GuiResult};
 use crate::geometry::Point;
 use crate::input::{KeyCombo, MouseButton};
 use crate::limits::Limits;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use std::time::Duration;
 
@@ -168,7 +168,7 @@ impl ActionSpec {
 }
 
 /// Per-action result reported back to the caller.
-#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ActionResult {
     pub index: usize,
     #[serde(rename = "type")]

@@ -124,7 +124,8 @@ impl RgbaImage {
         // megabytes and nearly always opaque, so the whole image is usually read).
         let mut blocks = self.data.chunks_exact(64);
         let opaque = |px: &[u8]| px.iter().skip(3).step_by(4).fold(255u8, |acc, &a| acc & a) == 255;
-        blocks.all(|b| (3..64).step_by(4).fold(255u8, |acc, i| acc & b[i]) == 255) && opaque(blocks.remainder())
+        blocks.all(|b| (3..64).step_by(4).fold(255u8, |acc, i| acc & b[i]) == 255)
+            && opaque(blocks.remainder())
     }
 
     /// The image resampled to `width x height` (Catmull-Rom convolution: sharp text, no
@@ -197,8 +198,7 @@ impl RgbaImage {
             let mut writer = enc.write_header().map_err(|e| enc_err("png", e))?;
             if opaque {
                 let mut stream = writer.stream_writer().map_err(|e| enc_err("png", e))?;
-                let mut row = Vec::with_capacity(self.width as usize * 3);
-                row.resize(self.width as usize * 3, 0);
+                let mut row = vec![0u8; self.width as usize * 3];
                 for line in self.data.chunks_exact(self.width.max(1) as usize * 4) {
                     for (o, p) in row.chunks_exact_mut(3).zip(line.chunks_exact(4)) {
                         o.copy_from_slice(&p[..3]);

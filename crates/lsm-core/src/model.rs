@@ -51,6 +51,8 @@ pub struct RawElement {
     pub states: Vec<String>,
     pub actions: Vec<String>,
     pub bounds: Option<Rect>,
+    /// What was deliberately not read below it, e.g. "10000 rows × 2 columns; rows 3-43 read".
+    pub summary: Option<String>,
 }
 
 /// One element of an observation, as given to the model.
@@ -71,6 +73,10 @@ pub struct Element {
     /// Window-relative logical pixels; absent when the element has no on-screen area.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bounds: Option<Rect>,
+    /// What was deliberately not read below this element (a huge list read around its visible
+    /// rows, children beyond `max_depth`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub summary: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parent: Option<String>,
     pub depth: u32,

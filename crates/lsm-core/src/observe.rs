@@ -126,6 +126,7 @@ pub fn number_elements(
             states: r.states.clone(),
             actions: r.actions.clone(),
             bounds: r.bounds.map(|b| space.rect_to_space(b)),
+            summary: r.summary.clone(),
             parent: r.parent.map(|p| format!("e{p}")),
             depth: r.depth,
         };
@@ -225,6 +226,7 @@ mod tests {
             states: vec![],
             actions: vec![],
             bounds: Some(bounds),
+            summary: None,
         }
     }
 

@@ -199,13 +199,16 @@ fn element_line(line: &mut String, e: &Element, depth: usize, parent_bounds: Opt
         }
         None => line.push_str(" @-"),
     }
+    if let Some(summary) = &e.summary {
+        let _ = write!(line, " ({summary})");
+    }
     line.push('\n');
 }
 
 /// The element lines of an outline, and how many unnamed containers were folded away.
 ///
 /// One line per element, in walk order, indented one space per shown ancestor:
-/// `ID ROLE ["NAME"] [value=VALUE] [[STATE,...]] [@X,Y WxH]`. Bounds are omitted when they
+/// `ID ROLE ["NAME"] [value=VALUE] [[STATE,...]] [@X,Y WxH] [(SUMMARY)]`. Bounds are omitted when they
 /// equal those of the nearest shown ancestor; `@-` means no on-screen area. Unnamed
 /// panel/filler-like containers without actions, value or notable state are folded: not
 /// printed, their children lifted (their ids stay valid in the structured elements).
@@ -336,6 +339,7 @@ mod tests {
                     .to_vec(),
                 actions: vec![],
                 bounds,
+                summary: None,
                 parent: parent.map(|p| format!("e{p}")),
                 depth,
             });
@@ -373,6 +377,10 @@ mod tests {
         let label = t.add(Some(named), "label", "Same box", r(300, 10, 290, 200));
         let off = t.add(Some(named), "push_button", "Hidden", None);
         t.with(off, |e| e.states = vec!["visible".into()]);
+        let table = t.add(Some(grid), "table", "Items", r(10, 220, 580, 280));
+        t.with(table, |e| {
+            e.summary = Some("10000 rows × 2 columns; rows 0-15 read".into())
+        });
         let _ = label;
         let (text, folded) = elements_outline(&t.0);
         assert_eq!(folded, 2);
@@ -384,7 +392,8 @@ mod tests {
              \x20e5 slider \"Volume\" value=37 @10,120 284x20\n\
              \x20e6 panel \"Settings\" @300,10 290x200\n\
              \x20\x20e7 label \"Same box\"\n\
-             \x20\x20e8 button \"Hidden\" [disabled] @-\n"
+             \x20\x20e8 button \"Hidden\" [disabled] @-\n\
+             \x20e9 table \"Items\" @10,220 580x280 (10000 rows × 2 columns; rows 0-15 read)\n"
         );
     }
 

@@ -123,7 +123,7 @@ pub struct ActionRequest {
     pub actions: serde_json::Value,
 }
 
-#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ActionOutput {
     pub machine: String,
     pub window_id: String,

@@ -45,6 +45,7 @@ fn el(role: &str, name: &str, parent: Option<usize>, bounds: Rect) -> RawElement
         states: vec!["sensitive".into()],
         actions: vec!["click".into()],
         bounds: Some(bounds),
+        summary: None,
     }
 }
 

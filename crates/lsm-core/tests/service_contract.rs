@@ -59,6 +59,7 @@ impl DesktopBackend for Fake {
             states: vec![],
             actions: vec!["click".into()],
             bounds: Some(Rect::new(1, 1, 10, 10)),
+            summary: None,
         };
         Ok(Snapshot {
             window: w,

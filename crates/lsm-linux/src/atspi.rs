@@ -1577,7 +1577,7 @@ impl Atspi {
                 opts.max_depth
             ));
         }
-        let mut nodes = preorder(slots, 0);
+        let nodes = preorder(slots, 0);
         tracing::debug!(
             "walk of {root}: {} nodes, {} calls, {:?}{}",
             nodes.len(),
@@ -1588,15 +1588,6 @@ impl Atspi {
                 .map(|r| format!("; truncated: {r}"))
                 .unwrap_or_default()
         );
-        for n in &mut nodes {
-            if let Some(summary) = &n.summary {
-                n.description = if n.description.is_empty() {
-                    format!("[{summary}]")
-                } else {
-                    format!("{} [{summary}]", n.description)
-                };
-            }
-        }
         Ok(WalkResult {
             nodes,
             truncated: reason.is_some(),

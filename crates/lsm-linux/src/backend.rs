@@ -500,6 +500,7 @@ fn to_raw_element(n: RawNode, rule: CoordRule, offset: (i32, i32)) -> RawElement
             .extents
             .filter(|r| !r.is_empty())
             .map(|r| r.translate(offset.0, offset.1)),
+        summary: n.summary,
     }
 }
 
