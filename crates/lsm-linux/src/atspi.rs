@@ -224,6 +224,10 @@ pub struct WalkResult {
     pub nodes: Vec<RawNode>,
     pub truncated: bool,
     pub truncated_reason: Option<String>,
+    /// Subtrees skipped on purpose, not walked: hidden ones, and ones with no area or outside
+    /// the window or the scrolled area of their container.
+    pub skipped_hidden: usize,
+    pub skipped_off_screen: usize,
 }
 
 /// Why one call failed, before it becomes a `GuiError`.
@@ -326,16 +330,19 @@ struct Fetched {
     child_clip: Option<Rect>,
     /// False when the node is hidden or outside the clip: drop it with its subtree.
     keep: bool,
+    /// With `keep` false: hidden (true) or off-screen (false).
+    hidden: bool,
 }
 
 impl Fetched {
-    fn dropped(node: RawNode) -> Fetched {
+    fn dropped(node: RawNode, hidden: bool) -> Fetched {
         Fetched {
             node,
             children: Vec::new(),
             cut: 0,
             child_clip: None,
             keep: false,
+            hidden,
         }
     }
 }
@@ -1150,7 +1157,7 @@ impl Atspi {
                 || (showing_known && !states.iter().any(|s| s == "showing"))
         };
         if prune && hidden(&b.states) {
-            return Ok(Some(Fetched::dropped(raw_node(obj, b))));
+            return Ok(Some(Fetched::dropped(raw_node(obj, b), true)));
         }
         let has = |iface: &str| b.interfaces.iter().any(|i| i == iface);
         let (has_component, has_action, has_text, has_value) =
@@ -1216,7 +1223,7 @@ impl Atspi {
             _ => false,
         };
         if prune && (empty || outside) {
-            return Ok(Some(Fetched::dropped(node)));
+            return Ok(Some(Fetched::dropped(node, false)));
         }
         // What scrolls inside this object and lies outside its area is scrolled away.
         let scrolls = matches!(
@@ -1271,6 +1278,7 @@ impl Atspi {
             cut,
             child_clip,
             keep: true,
+            hidden: false,
         }))
     }
 
@@ -1428,6 +1436,8 @@ impl Atspi {
             nodes: Vec::new(),
             truncated: true,
             truncated_reason: Some(why),
+            skipped_hidden: 0,
+            skipped_off_screen: 0,
         };
         if max == 0 {
             return Ok(cut("max_elements is 0".into()));
@@ -1480,6 +1490,7 @@ impl Atspi {
         let mut reason: Option<String> = None;
         let mut depth_cut = top.node.child_count > 0 && opts.max_depth == 0;
         let mut failed = 0usize;
+        let (mut skipped_hidden, mut skipped_off_screen) = (0usize, 0usize);
         let mut budget_cut = top.cut;
         for (i, kid) in top.children.into_iter().enumerate() {
             pending.push_back((kid, 0, i, 1, top_clip));
@@ -1532,6 +1543,14 @@ impl Atspi {
             };
             let fetched = match res {
                 Ok(Some(f)) if f.keep => f,
+                Ok(Some(f)) => {
+                    if f.hidden {
+                        skipped_hidden += 1;
+                    } else {
+                        skipped_off_screen += 1;
+                    }
+                    continue;
+                }
                 // Gone meanwhile, or skipped on purpose (hidden, off-screen).
                 Ok(_) | Err(CallError::Gone(_)) => continue,
                 Err(e) => {
@@ -1592,6 +1611,8 @@ impl Atspi {
             nodes,
             truncated: reason.is_some(),
             truncated_reason: reason,
+            skipped_hidden,
+            skipped_off_screen,
         })
     }
 

@@ -584,6 +584,7 @@ impl DesktopBackend for LinuxBackend {
             let offset = rule.offset(&win);
             let mut elements: Vec<RawElement> = Vec::new();
             let (mut truncated, mut reason) = (false, None);
+            let (mut hidden, mut off_screen) = (0, 0);
             for root in std::iter::once(&frame).chain(popups.iter()) {
                 let room = req.max_elements.saturating_sub(elements.len());
                 if room == 0 {
@@ -604,9 +605,16 @@ impl DesktopBackend for LinuxBackend {
                     to_raw_element(n, rule, offset)
                 }));
                 truncated |= res.truncated;
+                hidden += res.skipped_hidden;
+                off_screen += res.skipped_off_screen;
                 if reason.is_none() {
                     reason = res.truncated_reason;
                 }
+            }
+            if hidden + off_screen > 0 {
+                notes.push(format!(
+                    "not walked, on purpose: {hidden} hidden and {off_screen} off-screen or scrolled-away subtree(s)"
+                ));
             }
             if !popups.is_empty() {
                 notes.push(format!("{} open popup(s) of this application (e.g. a menu) are included after the window's own elements", popups.len()));
