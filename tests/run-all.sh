@@ -4,7 +4,9 @@
 #
 #   setup (tests/setup.sh) -> cargo fmt --check -> cargo build --release -> clippy -> unit tests
 #   -> benchmark (bench/run.py --short, its own desktop on :90)
-#   -> test desktop up -> pytest tests/e2e -> MCP conformance -> test desktop down -> summary
+#   -> remote benchmark (bench/remote.py --short, a controller and two workers on :71, :72)
+#   -> test desktop up -> pytest tests/e2e -> web UI polling benchmark (bench/webui.mjs --short)
+#   -> MCP conformance -> test desktop down -> summary
 #
 # Every step runs even when an earlier one failed (except what cannot: no e2e without a binary);
 # the exit status is non-zero if any step failed. The last line is pytest's summary line.
@@ -88,6 +90,21 @@ run_bench() {
   return "$rc"
 }
 
+# Remote desktops (bench/remote.py --short): a controller and two workers on their own desktops
+# (:71, :72); prints the remote/local gui_state latency ratio; fails only on wrong answers.
+run_remote_bench() {
+  timeout -k 10 180 "$ROOT/.venv/bin/python" bench/remote.py --short 2>&1 | tee "$LOGDIR/remote-bench.log"
+  return "${PIPESTATUS[0]}"
+}
+
+# The web UI's polling cost (bench/webui.mjs --short) on the test desktop: idle traffic and
+# frames per second in Chromium; fails only on errors, never on a missed target.
+run_webui_bench() {
+  timeout -k 10 120 "$ROOT/tests/conformance/node_modules/.bin/node" bench/webui.mjs --short 2>&1 |
+    tee "$LOGDIR/webui-bench.log"
+  return "${PIPESTATUS[0]}"
+}
+
 # ------------------------------------------------------------------ steps
 if ! step setup bash tests/setup.sh; then
   section "summary"; printf '%s\n' "${SUMMARY[@]}"
@@ -98,18 +115,21 @@ step fmt cargo fmt --all --check -- --color=never
 build_ok=0
 step build cargo build --release --locked && build_ok=1
 step clippy cargo clippy --workspace --all-targets --release --locked -- -D warnings
+step cross bash tests/cross.sh
 step unit cargo test --workspace --release --locked
 
 if ((build_ok)); then
   step bench run_bench
+  step remote-bench run_remote_bench
   if step bed bed_up; then
     step e2e run_pytest
+    step webui-bench run_webui_bench
   else
     note e2e skipped 0; FAILED+=(e2e)
   fi
   step conformance bash tests/conformance/run.sh
 else
-  note bench skipped 0; note bed skipped 0; note e2e skipped 0; note conformance skipped 0
+  note bench skipped 0; note remote-bench skipped 0; note bed skipped 0; note e2e skipped 0; note conformance skipped 0
   FAILED+=(e2e conformance)
 fi
 bed_down

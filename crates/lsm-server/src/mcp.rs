@@ -38,7 +38,16 @@ impl LsmMcp {
             GUI_LIST => {
                 known_fields(args, &["machine"])?;
                 let out = self.machines.get(machine.as_deref())?.list().await?;
-                Ok(success(outline::list_text(&out), to_value(&out)?, None))
+                let machines = self.machines.list();
+                let mut text = outline::list_text(&out);
+                text.push_str("machines:");
+                for m in &machines {
+                    let state = if m.connected { "connected" } else { "offline" };
+                    text.push_str(&format!(" {} ({state})", m.name));
+                }
+                text.push('\n');
+                let structured = to_value(&tools::ListResult { list: out, machines })?;
+                Ok(success(text, structured, None))
             }
             GUI_STATE => {
                 known_fields(

@@ -2,15 +2,26 @@
 //! The argument structs exist for their schemas; arguments are parsed leniently by hand in
 //! `mcp.rs` so a malformed call gets a tool error with a stable code, not a protocol error.
 
+use crate::machines::MachineInfo;
 use lsm_core::{ActionOutput, ListOutput, StateOutput};
 use rmcp::model::{Tool, ToolAnnotations};
 use schemars::JsonSchema;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
+
+/// `gui_list` structured output: the machine's windows plus every machine this server knows.
+#[derive(Serialize, JsonSchema)]
+pub struct ListResult {
+    #[serde(flatten)]
+    pub list: ListOutput,
+    /// "local" first, then the enrolled remote machines with whether each is connected now.
+    pub machines: Vec<MachineInfo>,
+}
 
 #[derive(Deserialize, JsonSchema)]
 #[allow(dead_code)]
 pub struct ListArgs {
-    /// Target machine: omit (or "local") for this machine, else a connected worker's name.
+    /// Target machine: omit (or "local") for this machine, else a remote worker's name (see
+    /// `machines` in the result).
     pub machine: Option<String>,
 }
 
@@ -120,11 +131,12 @@ pub fn all() -> Vec<Tool> {
         Tool::new(
             GUI_LIST,
             "List the visible application windows of a machine (window_id, title, app, pid, bounds, focus) \
-             and the native backend with its capabilities. Start here.",
+             and the native backend with its capabilities, plus `machines`: this one (\"local\") and the \
+             remote machines with whether each is connected (pass `machine` to any tool to use one). Start here.",
             rmcp::model::JsonObject::new(),
         )
         .with_input_schema::<ListArgs>()
-        .with_output_schema::<ListOutput>()
+        .with_output_schema::<ListResult>()
         .with_title("List desktop windows")
         .with_annotations(
             ToolAnnotations::with_title("List desktop windows").read_only(true).idempotent(true).open_world(false),

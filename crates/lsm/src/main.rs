@@ -23,6 +23,74 @@ struct Cli {
 enum Command {
     /// Serve MCP: over stdio by default, or over Streamable HTTP at /mcp with --http.
     Serve(ServeArgs),
+    /// Enrol a remote machine: issue its token (shown once) and print the worker command.
+    Enrol(EnrolArgs),
+    /// Revoke a remote machine's token; a connected worker is dropped within seconds.
+    Revoke(RevokeArgs),
+    /// Run as a worker: connect out to a controller and serve this desktop to it.
+    Worker(WorkerArgs),
+}
+
+#[derive(clap::Args)]
+struct StateDirArg {
+    /// The controller's state (worker tokens, TLS certificate) [default: $XDG_CONFIG_HOME/lsm
+    /// or ~/.config/lsm].
+    #[arg(long, value_name = "DIR", env = "LSM_STATE_DIR")]
+    state_dir: Option<std::path::PathBuf>,
+}
+
+impl StateDirArg {
+    fn open(&self) -> std::io::Result<lsm_remote::StateDir> {
+        let dir = match &self.state_dir {
+            Some(d) => d.clone(),
+            None => lsm_remote::default_state_dir()?,
+        };
+        Ok(lsm_remote::StateDir::new(dir))
+    }
+}
+
+#[derive(clap::Args)]
+struct EnrolArgs {
+    /// The machine's name, as passed in `machine` (letters, digits, '-', '_', '.').
+    name: String,
+    /// The URL workers use to reach this controller, for the printed command.
+    #[arg(long, value_name = "URL", default_value = "wss://CONTROLLER-HOST:7443")]
+    controller_url: String,
+    #[command(flatten)]
+    state: StateDirArg,
+}
+
+#[derive(clap::Args)]
+struct RevokeArgs {
+    name: String,
+    #[command(flatten)]
+    state: StateDirArg,
+}
+
+#[derive(clap::Args)]
+struct WorkerArgs {
+    /// The controller's worker link, e.g. wss://controller:7443 (ws:// only on loopback).
+    #[arg(long, value_name = "URL", env = "LSM_CONTROLLER")]
+    controller: String,
+    /// This machine's enrolled name.
+    #[arg(long, env = "LSM_WORKER_NAME")]
+    name: String,
+    /// File holding the token from `lsm enrol` (else $LSM_WORKER_TOKEN).
+    #[arg(long, value_name = "PATH")]
+    token_file: Option<std::path::PathBuf>,
+    /// SHA-256 of the controller's certificate, from `lsm enrol`; without it the certificate
+    /// must verify against the public CAs.
+    #[arg(long, value_name = "SHA256", env = "LSM_WORKER_PIN")]
+    pin: Option<String>,
+    /// Seconds a state_id stays valid.
+    #[arg(long, default_value_t = 30.0, env = "LSM_STATE_TTL")]
+    state_ttl: f64,
+    /// Milliseconds a tree walk may take before it returns what it has (truncated).
+    #[arg(long, default_value_t = 2500, env = "LSM_WALK_BUDGET_MS")]
+    walk_budget_ms: u64,
+    /// Longest edge of an observation's screenshot (0: no cap).
+    #[arg(long, default_value_t = 1568, env = "LSM_MAX_IMAGE_EDGE")]
+    max_image_edge: u32,
 }
 
 #[derive(clap::Args)]
@@ -40,6 +108,22 @@ struct ServeArgs {
     /// observed in a uniformly scaled space (0: no cap).
     #[arg(long, default_value_t = 1568, env = "LSM_MAX_IMAGE_EDGE")]
     max_image_edge: u32,
+    /// Accept remote workers on this address (e.g. 0.0.0.0:7443); off by default.
+    #[arg(long, value_name = "ADDR", env = "LSM_WORKER_LISTEN")]
+    worker_listen: Option<SocketAddr>,
+    #[command(flatten)]
+    state: StateDirArg,
+    /// Serve the web UI (Desktop page) here [default: 127.0.0.1:7710; when that port is taken,
+    /// lsm goes on without it]; port 0 picks a free one; `off` disables it.
+    #[arg(long, value_name = "ADDR|off", env = "LSM_WEB")]
+    web: Option<String>,
+    /// Read the web UI's login secret from this file (else $LSM_WEB_SECRET, else a random one
+    /// printed at start).
+    #[arg(long, value_name = "PATH")]
+    web_secret_file: Option<std::path::PathBuf>,
+    /// The web UI's public origin behind a reverse proxy, e.g. https://desk.example.org.
+    #[arg(long, value_name = "URL", env = "LSM_WEB_ORIGIN")]
+    web_origin: Option<String>,
 }
 
 fn connector() -> Arc<dyn BackendConnector> {
@@ -95,6 +179,9 @@ fn main() -> std::process::ExitCode {
     let result = runtime.block_on(async {
         match cli.command {
             Command::Serve(args) => serve(args).await,
+            Command::Enrol(args) => enrol(args),
+            Command::Revoke(args) => revoke(args),
+            Command::Worker(args) => worker(args).await,
         }
     });
     match result {
@@ -124,14 +211,134 @@ async fn serve(args: ServeArgs) -> std::io::Result<()> {
         ..Limits::default()
     };
     let local = Arc::new(LocalGui::new(lsm_server::machines::LOCAL, limits, connector()));
-    let machines = Arc::new(Machines::new(local));
+    let machines = match args.worker_listen {
+        Some(addr) => {
+            let controller = lsm_remote::Controller::new(args.state.open()?);
+            // Bind errors surface at once; the listener then runs beside MCP.
+            let listener = tokio::spawn(controller.clone().serve(addr));
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            if listener.is_finished() {
+                return match listener.await {
+                    Ok(Err(e)) => Err(std::io::Error::other(format!("--worker-listen {addr}: {e}"))),
+                    _ => Err(std::io::Error::other(format!(
+                        "--worker-listen {addr}: listener stopped"
+                    ))),
+                };
+            }
+            Arc::new(Machines::with_remote(local, controller))
+        }
+        None => Arc::new(Machines::new(local)),
+    };
+    let web_options = lsm_server::web::WebOptions {
+        web: args.web.clone(),
+        secret_file: args.web_secret_file.clone(),
+        secret_env: std::env::var("LSM_WEB_SECRET").ok(),
+        origin: args.web_origin.clone(),
+    };
+    let web = lsm_server::web::start(machines.clone(), &web_options).await?;
+    // The web UI runs beside MCP and ends with it.
+    let web = async move {
+        match web {
+            Some(ui) => ui.run().await,
+            None => std::future::pending().await,
+        }
+    };
     match args.http {
         Some(addr) => {
             tokio::select! {
                 r = lsm_server::http::serve_http(machines, addr) => r,
+                r = web => r,
                 _ = tokio::signal::ctrl_c() => Ok(()),
             }
         }
-        None => lsm_server::serve_stdio(machines).await,
+        None => {
+            tokio::select! {
+                r = lsm_server::serve_stdio(machines) => r,
+                r = web => r,
+            }
+        }
+    }
+}
+
+fn limits(state_ttl: f64, walk_budget_ms: u64, max_image_edge: u32) -> std::io::Result<Limits> {
+    if !(state_ttl.is_finite() && (0.0..=86_400.0).contains(&state_ttl)) {
+        return Err(std::io::Error::other(
+            "--state-ttl must be between 0 and 86400 seconds",
+        ));
+    }
+    if max_image_edge != 0 && !(16..=16384).contains(&max_image_edge) {
+        return Err(std::io::Error::other(
+            "--max-image-edge must be 0 (no cap) or between 16 and 16384 pixels",
+        ));
+    }
+    Ok(Limits {
+        max_image_edge,
+        state_ttl: Duration::from_secs_f64(state_ttl),
+        walk_budget: Duration::from_millis(walk_budget_ms.clamp(10, 60_000)),
+        ..Limits::default()
+    })
+}
+
+fn enrol(args: EnrolArgs) -> std::io::Result<()> {
+    let state = args.state.open()?;
+    let token = state.enrol(&args.name)?;
+    let pin = state.pin()?;
+    println!(
+        "Enrolled {:?}. Its token (shown only this once):\n\n  {token}\n",
+        args.name
+    );
+    println!("On that machine, in the user's graphical session, save the token to a file readable");
+    println!("only by that user (e.g. ~/.config/lsm/worker-token), then run:\n");
+    println!(
+        "  lsm worker --controller {} --name {} --token-file ~/.config/lsm/worker-token --pin {pin}\n",
+        args.controller_url, args.name
+    );
+    println!(
+        "The pin is the SHA-256 of this controller's certificate ({}).",
+        state.cert_file().display()
+    );
+    println!("Start the controller with `lsm serve --worker-listen 0.0.0.0:7443` (or your port).");
+    Ok(())
+}
+
+fn revoke(args: RevokeArgs) -> std::io::Result<()> {
+    if args.state.open()?.revoke(&args.name)? {
+        println!(
+            "Revoked {:?}; a connected worker of that name is dropped within seconds.",
+            args.name
+        );
+        Ok(())
+    } else {
+        Err(std::io::Error::other(format!(
+            "no machine named {:?} is enrolled",
+            args.name
+        )))
+    }
+}
+
+async fn worker(args: WorkerArgs) -> std::io::Result<()> {
+    let token = match (&args.token_file, std::env::var("LSM_WORKER_TOKEN")) {
+        (Some(path), _) => lsm_remote::TokenSource::File(path.clone()),
+        (None, Ok(t)) if !t.trim().is_empty() => lsm_remote::TokenSource::Value(t),
+        _ => {
+            return Err(std::io::Error::other(
+                "give the token with --token-file PATH or the LSM_WORKER_TOKEN environment variable",
+            ))
+        }
+    };
+    let limits = limits(args.state_ttl, args.walk_budget_ms, args.max_image_edge)?;
+    // The worker's own service and state store; a missing session answers GUI_UNAVAILABLE.
+    let gui = Arc::new(LocalGui::new(args.name.clone(), limits, connector()));
+    let config = lsm_remote::WorkerConfig {
+        controller: args.controller,
+        name: args.name,
+        token,
+        pin: args.pin,
+        session: lsm_remote::worker::describe_session(),
+        gui,
+    };
+    tokio::select! {
+        r = lsm_remote::worker::run(config) => r,
+        _ = tokio::signal::ctrl_c() => Ok(()),
     }
 }

@@ -1,0 +1,516 @@
+//! The controller side: a listener that accepts workers (TLS, or plain from loopback only),
+//! authenticates them against the state directory, and a `RemoteGui` per machine that forwards
+//! `GuiService` calls over the worker's link.
+
+use crate::creds::{authenticate, StateDir};
+use crate::proto::{self, Call, Hello, ImageMeta, ToController, ToWorker, PROTOCOL};
+use async_trait::async_trait;
+use futures_util::{SinkExt, StreamExt};
+use lsm_core::{
+    ActionOutput, ActionRequest, EncodedImage, ErrorCode, FrameOutput, FrameRequest, GuiError, GuiResult,
+    GuiService, HumanActionRequest, ListOutput, StateOutput, StateRequest,
+};
+use serde_json::Value;
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::net::TcpStream;
+use tokio::sync::{mpsc, oneshot, watch};
+use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
+use tokio_tungstenite::tungstenite::Message;
+
+/// How often each side pings, and how long a silent link lives.
+pub const PING_EVERY: Duration = Duration::from_secs(2);
+pub const IDLE_LIMIT: Duration = Duration::from_secs(8);
+const HANDSHAKE_LIMIT: Duration = Duration::from_secs(10);
+/// How often credentials are re-checked for connected workers (revocation).
+const SWEEP_EVERY: Duration = Duration::from_secs(2);
+/// Per-call limits: observations and frames, and actions (which may wait up to 30 s).
+const OBSERVE_LIMIT: Duration = Duration::from_secs(30);
+const ACTION_LIMIT: Duration = Duration::from_secs(60);
+
+pub trait Io: AsyncRead + AsyncWrite + Unpin + Send {}
+impl<T: AsyncRead + AsyncWrite + Unpin + Send> Io for T {}
+
+pub fn ws_config() -> WebSocketConfig {
+    WebSocketConfig::default()
+        .max_message_size(Some(128 << 20))
+        .max_frame_size(Some(128 << 20))
+}
+
+type Reply = GuiResult<(Value, Option<EncodedImage>)>;
+
+struct Pending {
+    tx: oneshot::Sender<Reply>,
+    /// The JSON reply, held until its image frame arrives.
+    awaiting_image: Option<(Value, ImageMeta)>,
+}
+
+/// One connected worker.
+struct Link {
+    name: String,
+    platform: String,
+    session: String,
+    version: String,
+    peer: SocketAddr,
+    token_sha256: String,
+    out: mpsc::UnboundedSender<Message>,
+    pending: Mutex<HashMap<u64, Pending>>,
+    closed: AtomicBool,
+    next_id: AtomicU64,
+    shutdown: watch::Sender<bool>,
+}
+
+fn offline(name: &str, why: &str) -> GuiError {
+    GuiError::new(
+        ErrorCode::MachineOffline,
+        format!("machine {name:?} {why}; it reconnects by itself when its worker runs: call gui_list to see which machines are connected"),
+    )
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl Link {
+    async fn call(&self, call: Call, limit: Duration) -> Reply {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let what = call.name();
+        let text = serde_json::to_string(&ToWorker::Request { id, call })
+            .map_err(|e| GuiError::backend(format!("serialising the request: {e}")))?;
+        let (tx, rx) = oneshot::channel();
+        {
+            let mut pending = lock(&self.pending);
+            if self.closed.load(Ordering::SeqCst) {
+                return Err(offline(&self.name, "is not connected"));
+            }
+            pending.insert(
+                id,
+                Pending {
+                    tx,
+                    awaiting_image: None,
+                },
+            );
+        }
+        if self.out.send(Message::text(text)).is_err() {
+            lock(&self.pending).remove(&id);
+            return Err(offline(&self.name, "dropped its connection"));
+        }
+        match tokio::time::timeout(limit, rx).await {
+            Ok(Ok(reply)) => reply,
+            Ok(Err(_)) => Err(offline(&self.name, "dropped its connection during the call")),
+            Err(_) => {
+                lock(&self.pending).remove(&id);
+                Err(GuiError::timeout(format!("{what} on machine {:?}", self.name)))
+            }
+        }
+    }
+
+    /// Fails every call in flight at once: the link is gone.
+    fn close(&self) {
+        let drained: Vec<Pending> = {
+            let mut pending = lock(&self.pending);
+            self.closed.store(true, Ordering::SeqCst);
+            pending.drain().map(|(_, p)| p).collect()
+        };
+        for p in drained {
+            let _ =
+                p.tx.send(Err(offline(&self.name, "dropped its connection during the call")));
+        }
+        let _ = self.shutdown.send(true);
+    }
+
+    fn on_text(&self, text: &str) -> Result<(), String> {
+        let ToController::Reply { id, ok, err, image } =
+            serde_json::from_str(text).map_err(|e| format!("malformed reply: {e}"))?;
+        let mut pending = lock(&self.pending);
+        let Some(mut p) = pending.remove(&id) else {
+            return Ok(()); // timed out already
+        };
+        let result = match (ok, err) {
+            (_, Some(e)) => Err(e),
+            (Some(v), None) => Ok(v),
+            (None, None) => Err(GuiError::backend("the worker sent an empty reply")),
+        };
+        match (result, image) {
+            (Ok(v), Some(meta)) => {
+                p.awaiting_image = Some((v, meta));
+                pending.insert(id, p);
+            }
+            (r, _) => {
+                drop(pending);
+                let _ = p.tx.send(r.map(|v| (v, None)));
+            }
+        }
+        Ok(())
+    }
+
+    fn on_binary(&self, frame: &[u8]) -> Result<(), String> {
+        let (id, payload) = proto::decode_image(frame)?;
+        let Some(p) = lock(&self.pending).remove(&id) else {
+            return Ok(());
+        };
+        let Some((value, meta)) = p.awaiting_image else {
+            let _ = p.tx.send(Err(GuiError::backend(
+                "the worker sent an image nobody asked for",
+            )));
+            return Ok(());
+        };
+        let reply = payload
+            .and_then(|bytes| proto::image_from(&meta, bytes))
+            .map(|img| (value, Some(img)));
+        let _ = p.tx.send(reply);
+        Ok(())
+    }
+}
+
+/// A remote machine as the controller knows it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RemoteMachine {
+    pub name: String,
+    pub connected: bool,
+    pub platform: Option<String>,
+    pub detail: Option<String>,
+}
+
+pub struct Controller {
+    state: StateDir,
+    links: Mutex<HashMap<String, Arc<Link>>>,
+    /// Last facts about machines not connected now (e.g. why they dropped).
+    last_seen: Mutex<HashMap<String, (String, String)>>,
+}
+
+impl Controller {
+    pub fn new(state: StateDir) -> Arc<Self> {
+        Arc::new(Self {
+            state,
+            links: Mutex::new(HashMap::new()),
+            last_seen: Mutex::new(HashMap::new()),
+        })
+    }
+
+    pub fn state_dir(&self) -> &StateDir {
+        &self.state
+    }
+
+    fn enrolled(&self) -> Vec<String> {
+        match self.state.credentials() {
+            Ok(c) => c.into_iter().map(|c| c.name).collect(),
+            Err(e) => {
+                tracing::warn!("reading worker credentials: {e}");
+                Vec::new()
+            }
+        }
+    }
+
+    /// The service for an enrolled machine (its calls fail with MACHINE_OFFLINE while it is not
+    /// connected); None for a name this controller does not know.
+    pub fn machine(self: &Arc<Self>, name: &str) -> Option<Arc<dyn GuiService>> {
+        let known = lock(&self.links).contains_key(name) || self.enrolled().iter().any(|n| n == name);
+        known.then(|| {
+            Arc::new(RemoteGui {
+                controller: self.clone(),
+                name: name.to_string(),
+            }) as _
+        })
+    }
+
+    /// Enrolled and connected machines, by name.
+    pub fn machines(&self) -> Vec<RemoteMachine> {
+        let links = lock(&self.links);
+        let last = lock(&self.last_seen);
+        let mut names = self.enrolled();
+        names.extend(links.keys().cloned());
+        names.sort();
+        names.dedup();
+        names
+            .into_iter()
+            .map(|name| match links.get(&name) {
+                Some(l) => RemoteMachine {
+                    connected: true,
+                    platform: Some(l.platform.clone()),
+                    detail: Some(format!(
+                        "session {}, lsm {}, from {}",
+                        l.session, l.version, l.peer
+                    )),
+                    name,
+                },
+                None => RemoteMachine {
+                    connected: false,
+                    platform: last.get(&name).map(|(p, _)| p.clone()),
+                    detail: Some(
+                        last.get(&name)
+                            .map(|(_, d)| d.clone())
+                            .unwrap_or_else(|| "never connected".into()),
+                    ),
+                    name,
+                },
+            })
+            .collect()
+    }
+
+    fn link(&self, name: &str) -> Option<Arc<Link>> {
+        lock(&self.links).get(name).cloned()
+    }
+
+    /// Accepts workers on `addr` until the process stops.
+    pub async fn serve(self: Arc<Self>, addr: SocketAddr) -> std::io::Result<()> {
+        self.serve_on(tokio::net::TcpListener::bind(addr).await?).await
+    }
+
+    /// As `serve`, on a bound listener.
+    pub async fn serve_on(self: Arc<Self>, listener: tokio::net::TcpListener) -> std::io::Result<()> {
+        let tls = tokio_rustls::TlsAcceptor::from(crate::tls::server_config(&self.state)?);
+        let bound = listener.local_addr()?;
+        let pin = self.state.pin()?;
+        tracing::info!("worker link on {bound}, certificate sha256 {pin}");
+        eprintln!("lsm: worker link wss://{bound}/ (pin {pin})");
+        tokio::spawn(self.clone().sweep());
+        loop {
+            let (tcp, peer) = match listener.accept().await {
+                Ok(c) => c,
+                Err(e) => {
+                    // Out of descriptors and the like: wait instead of spinning.
+                    tracing::warn!("accepting a worker connection: {e}");
+                    tokio::time::sleep(Duration::from_millis(200)).await;
+                    continue;
+                }
+            };
+            let _ = tcp.set_nodelay(true);
+            tokio::spawn(self.clone().accept(tcp, peer, tls.clone()));
+        }
+    }
+
+    /// Drops connected workers whose credential was revoked or replaced.
+    async fn sweep(self: Arc<Self>) {
+        loop {
+            tokio::time::sleep(SWEEP_EVERY).await;
+            let Ok(creds) = self.state.credentials() else {
+                continue;
+            };
+            let links: Vec<Arc<Link>> = lock(&self.links).values().cloned().collect();
+            for l in links {
+                let valid = creds
+                    .iter()
+                    .any(|c| c.name == l.name && c.token_sha256 == l.token_sha256);
+                if !valid {
+                    tracing::warn!(name = %l.name, peer = %l.peer, "worker dropped: its credential was revoked");
+                    l.close();
+                }
+            }
+        }
+    }
+
+    async fn accept(self: Arc<Self>, tcp: TcpStream, peer: SocketAddr, tls: tokio_rustls::TlsAcceptor) {
+        let mut first = [0u8; 1];
+        match tokio::time::timeout(HANDSHAKE_LIMIT, tcp.peek(&mut first)).await {
+            Ok(Ok(1)) => {}
+            _ => return,
+        }
+        // 0x16: a TLS handshake record. Anything else is plain HTTP: loopback only.
+        let io: Box<dyn Io> = if first[0] == 0x16 {
+            match tokio::time::timeout(HANDSHAKE_LIMIT, tls.accept(tcp)).await {
+                Ok(Ok(s)) => Box::new(s),
+                Ok(Err(e)) => {
+                    tracing::warn!(%peer, "worker refused: TLS handshake failed: {e}");
+                    return;
+                }
+                Err(_) => {
+                    tracing::warn!(%peer, "worker refused: TLS handshake timed out");
+                    return;
+                }
+            }
+        } else if peer.ip().is_loopback() {
+            Box::new(tcp)
+        } else {
+            tracing::warn!(%peer, "worker refused: plain ws:// is accepted from loopback only");
+            return;
+        };
+        let ws = match tokio::time::timeout(
+            HANDSHAKE_LIMIT,
+            tokio_tungstenite::accept_async_with_config(io, Some(ws_config())),
+        )
+        .await
+        {
+            Ok(Ok(ws)) => ws,
+            Ok(Err(e)) => {
+                tracing::warn!(%peer, "worker refused: WebSocket handshake failed: {e}");
+                return;
+            }
+            Err(_) => {
+                tracing::warn!(%peer, "worker refused: WebSocket handshake timed out");
+                return;
+            }
+        };
+        let (mut sink, mut stream) = ws.split();
+        let hello = match tokio::time::timeout(HANDSHAKE_LIMIT, stream.next()).await {
+            Ok(Some(Ok(Message::Text(t)))) => {
+                serde_json::from_str::<Hello>(t.as_str()).map_err(|e| e.to_string())
+            }
+            Ok(_) => Err("no hello message".to_string()),
+            Err(_) => Err("no hello message within 10 s".to_string()),
+        };
+        let checked = hello.and_then(|h| {
+            if h.protocol != PROTOCOL {
+                return Err(format!(
+                    "protocol {} (this controller speaks {PROTOCOL})",
+                    h.protocol
+                ));
+            }
+            let creds = self
+                .state
+                .credentials()
+                .map_err(|e| format!("credentials unreadable: {e}"))?;
+            match authenticate(&creds, &h.name, &h.token) {
+                Ok(hash) => Ok((h, hash)),
+                Err(reason) => Err(format!("{reason} (name {:?})", h.name)),
+            }
+        });
+        let (hello, token_sha256) = match checked {
+            Ok(x) => x,
+            Err(reason) => {
+                tracing::warn!(%peer, "worker refused: {reason}");
+                let refused = ToWorker::Refused {
+                    message: "authentication refused".into(),
+                };
+                if let Ok(t) = serde_json::to_string(&refused) {
+                    let _ = tokio::time::timeout(HANDSHAKE_LIMIT, sink.send(Message::text(t))).await;
+                }
+                let _ = tokio::time::timeout(HANDSHAKE_LIMIT, sink.close()).await;
+                return;
+            }
+        };
+        let welcome = serde_json::to_string(&ToWorker::Welcome).unwrap_or_default();
+        if !matches!(
+            tokio::time::timeout(HANDSHAKE_LIMIT, sink.send(Message::text(welcome))).await,
+            Ok(Ok(()))
+        ) {
+            return;
+        }
+        let (out, mut out_rx) = mpsc::unbounded_channel::<Message>();
+        let (shutdown, mut shutdown_rx) = watch::channel(false);
+        let link = Arc::new(Link {
+            name: hello.name.clone(),
+            platform: hello.platform.clone(),
+            session: hello.session.clone(),
+            version: hello.version.clone(),
+            peer,
+            token_sha256,
+            out,
+            pending: Mutex::new(HashMap::new()),
+            closed: AtomicBool::new(false),
+            next_id: AtomicU64::new(1),
+            shutdown,
+        });
+        if let Some(old) = lock(&self.links).insert(link.name.clone(), link.clone()) {
+            tracing::info!(name = %old.name, "worker replaced by a new connection");
+            old.close();
+        }
+        tracing::info!(
+            name = %hello.name, %peer,
+            "worker connected ({}, session {}, lsm {})", hello.platform, hello.session, hello.version
+        );
+
+        let mut writer_shutdown = shutdown_rx.clone();
+        let writer_link = link.clone();
+        let writer = tokio::spawn(async move {
+            let mut ping = tokio::time::interval(PING_EVERY);
+            loop {
+                let msg = tokio::select! {
+                    m = out_rx.recv() => match m { Some(m) => m, None => break },
+                    _ = ping.tick() => Message::Ping(Vec::new().into()),
+                    _ = writer_shutdown.changed() => break,
+                };
+                if !matches!(tokio::time::timeout(IDLE_LIMIT, sink.send(msg)).await, Ok(Ok(()))) {
+                    break;
+                }
+            }
+            // A link that cannot send is dead: fail its calls now, not at their time limit.
+            writer_link.close();
+            let _ = tokio::time::timeout(Duration::from_secs(1), sink.close()).await;
+        });
+        let reason = loop {
+            let next = tokio::select! {
+                n = tokio::time::timeout(IDLE_LIMIT, stream.next()) => n,
+                _ = shutdown_rx.changed() => break "closed by the controller".to_string(),
+            };
+            let result = match next {
+                Err(_) => break format!("silent for {} s", IDLE_LIMIT.as_secs()),
+                Ok(None) => break "connection closed".to_string(),
+                Ok(Some(Err(e))) => break format!("connection error: {e}"),
+                Ok(Some(Ok(Message::Text(t)))) => link.on_text(t.as_str()),
+                Ok(Some(Ok(Message::Binary(b)))) => link.on_binary(&b),
+                Ok(Some(Ok(Message::Close(_)))) => break "closed by the worker".to_string(),
+                Ok(Some(Ok(_))) => Ok(()),
+            };
+            if let Err(e) = result {
+                break format!("protocol error: {e}");
+            }
+        };
+        link.close();
+        writer.abort();
+        {
+            let mut links = lock(&self.links);
+            if links.get(&link.name).is_some_and(|l| Arc::ptr_eq(l, &link)) {
+                links.remove(&link.name);
+            }
+        }
+        lock(&self.last_seen).insert(
+            link.name.clone(),
+            (link.platform.clone(), format!("disconnected: {reason}")),
+        );
+        tracing::info!(name = %link.name, peer = %link.peer, "worker disconnected: {reason}");
+    }
+}
+
+/// A remote machine's `GuiService`: each call goes to whichever link the machine has now.
+struct RemoteGui {
+    controller: Arc<Controller>,
+    name: String,
+}
+
+impl RemoteGui {
+    async fn call(&self, call: Call, limit: Duration) -> Reply {
+        let link = self
+            .controller
+            .link(&self.name)
+            .ok_or_else(|| offline(&self.name, "is not connected"))?;
+        link.call(call, limit).await
+    }
+}
+
+fn parse<T: serde::de::DeserializeOwned>(v: Value) -> GuiResult<T> {
+    serde_json::from_value(v).map_err(|e| GuiError::backend(format!("malformed reply from the worker: {e}")))
+}
+
+#[async_trait]
+impl GuiService for RemoteGui {
+    async fn list(&self) -> GuiResult<ListOutput> {
+        parse(self.call(Call::List, OBSERVE_LIMIT).await?.0)
+    }
+
+    async fn state(&self, request: StateRequest) -> GuiResult<StateOutput> {
+        let (v, image) = self.call(Call::state(request), OBSERVE_LIMIT).await?;
+        let mut out: StateOutput = parse(v)?;
+        out.image = image;
+        Ok(out)
+    }
+
+    async fn action(&self, request: ActionRequest) -> GuiResult<ActionOutput> {
+        parse(self.call(Call::action(request), ACTION_LIMIT).await?.0)
+    }
+
+    async fn frame(&self, request: FrameRequest) -> GuiResult<FrameOutput> {
+        let (v, image) = self.call(Call::frame(request), OBSERVE_LIMIT).await?;
+        let mut out: FrameOutput = parse(v)?;
+        out.image = image;
+        Ok(out)
+    }
+
+    async fn human_action(&self, request: HumanActionRequest) -> GuiResult<ActionOutput> {
+        parse(self.call(Call::human_action(request), ACTION_LIMIT).await?.0)
+    }
+}

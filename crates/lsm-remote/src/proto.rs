@@ -1,0 +1,234 @@
+//! The controller-worker wire protocol. JSON text frames carry the handshake, requests and
+//! replies; images travel beside a reply as one binary frame: a header (magic, request id,
+//! SHA-256 of the payload) and the encoded image, checked on receipt.
+
+use lsm_core::{
+    ActionRequest, EncodedImage, FrameRequest, GuiError, GuiResult, HumanActionRequest, ImageFormat, Rect,
+    StateRequest,
+};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+/// Bumped when a message changes incompatibly; the controller refuses other versions.
+pub const PROTOCOL: u32 = 1;
+
+/// First frame from the worker.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Hello {
+    pub protocol: u32,
+    pub name: String,
+    pub token: String,
+    /// `linux`, `windows`, `macos`.
+    pub platform: String,
+    /// The graphical session the worker runs in (e.g. `x11 :0`), or `none`.
+    pub session: String,
+    pub version: String,
+}
+
+/// Controller -> worker.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ToWorker {
+    Welcome,
+    /// Deliberately generic: the reason is in the controller's log, not told to the peer.
+    Refused {
+        message: String,
+    },
+    Request {
+        id: u64,
+        call: Call,
+    },
+}
+
+/// Worker -> controller (after `Hello`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ToController {
+    Reply {
+        id: u64,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        ok: Option<Value>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        err: Option<GuiError>,
+        /// Set when a binary image frame for this id follows.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        image: Option<ImageMeta>,
+    },
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ImageMeta {
+    pub format: ImageFormat,
+    pub width: u32,
+    pub height: u32,
+    pub bytes: usize,
+}
+
+/// One `GuiService` call.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "snake_case")]
+pub enum Call {
+    List,
+    State {
+        window_id: String,
+        screenshot: bool,
+        include_elements: bool,
+        max_elements: Option<u64>,
+        max_depth: Option<u64>,
+        query: Option<String>,
+        image_format: ImageFormat,
+        image_quality: Option<u64>,
+    },
+    Action {
+        window_id: String,
+        state_id: String,
+        actions: Value,
+    },
+    Frame {
+        window_id: String,
+        image_format: ImageFormat,
+        image_quality: Option<u64>,
+        max_edge: Option<u32>,
+        if_none_match: Option<String>,
+    },
+    HumanAction {
+        window_id: String,
+        geometry: Rect,
+        actions: Value,
+    },
+}
+
+impl Call {
+    pub fn name(&self) -> &'static str {
+        match self {
+            Call::List => "gui_list",
+            Call::State { .. } => "gui_state",
+            Call::Action { .. } => "gui_action",
+            Call::Frame { .. } => "gui_frame",
+            Call::HumanAction { .. } => "gui_human_action",
+        }
+    }
+
+    pub fn state(r: StateRequest) -> Self {
+        Call::State {
+            window_id: r.window_id,
+            screenshot: r.screenshot,
+            include_elements: r.include_elements,
+            max_elements: r.max_elements,
+            max_depth: r.max_depth,
+            query: r.query,
+            image_format: r.image_format,
+            image_quality: r.image_quality,
+        }
+    }
+
+    pub fn action(r: ActionRequest) -> Self {
+        Call::Action {
+            window_id: r.window_id,
+            state_id: r.state_id,
+            actions: r.actions,
+        }
+    }
+
+    pub fn frame(r: FrameRequest) -> Self {
+        Call::Frame {
+            window_id: r.window_id,
+            image_format: r.image_format,
+            image_quality: r.image_quality,
+            max_edge: r.max_edge,
+            if_none_match: r.if_none_match,
+        }
+    }
+
+    pub fn human_action(r: HumanActionRequest) -> Self {
+        Call::HumanAction {
+            window_id: r.window_id,
+            geometry: r.geometry,
+            actions: r.actions,
+        }
+    }
+}
+
+const MAGIC: &[u8; 4] = b"LSMI";
+const HEADER: usize = 4 + 8 + 32;
+
+/// A binary image frame: `LSMI`, request id (u64 BE), SHA-256 of the payload, payload.
+pub fn encode_image(id: u64, payload: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(HEADER + payload.len());
+    out.extend_from_slice(MAGIC);
+    out.extend_from_slice(&id.to_be_bytes());
+    out.extend_from_slice(&Sha256::digest(payload));
+    out.extend_from_slice(payload);
+    out
+}
+
+/// The request id of a binary frame, and its payload once the checksum matched.
+pub fn decode_image(frame: &[u8]) -> Result<(u64, GuiResult<&[u8]>), String> {
+    if frame.len() < HEADER || &frame[..4] != MAGIC {
+        return Err(format!("malformed binary frame of {} bytes", frame.len()));
+    }
+    let mut id = [0u8; 8];
+    id.copy_from_slice(&frame[4..12]);
+    let id = u64::from_be_bytes(id);
+    let payload = &frame[HEADER..];
+    if Sha256::digest(payload).as_slice() != &frame[12..HEADER] {
+        return Ok((
+            id,
+            Err(GuiError::backend(
+                "the screenshot from the worker failed its checksum; try again",
+            )),
+        ));
+    }
+    Ok((id, Ok(payload)))
+}
+
+/// Puts the bytes back together with their metadata, checking the announced size.
+pub fn image_from(meta: &ImageMeta, bytes: &[u8]) -> GuiResult<EncodedImage> {
+    if bytes.len() != meta.bytes {
+        return Err(GuiError::backend(format!(
+            "the screenshot from the worker has {} bytes, {} were announced",
+            bytes.len(),
+            meta.bytes
+        )));
+    }
+    Ok(EncodedImage {
+        format: meta.format,
+        width: meta.width,
+        height: meta.height,
+        bytes: bytes.to_vec(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn image_frames_round_trip_and_detect_corruption() {
+        let f = encode_image(42, b"hello png");
+        let (id, payload) = decode_image(&f).unwrap();
+        assert_eq!(id, 42);
+        assert_eq!(payload.unwrap(), b"hello png");
+        let mut bad = f.clone();
+        let last = bad.len() - 1;
+        bad[last] ^= 1;
+        let (id, payload) = decode_image(&bad).unwrap();
+        assert_eq!(id, 42);
+        assert_eq!(payload.unwrap_err().code, lsm_core::ErrorCode::BackendError);
+        assert!(decode_image(b"short").is_err());
+    }
+
+    #[test]
+    fn calls_serialise_with_their_op() {
+        let v = serde_json::to_value(ToWorker::Request {
+            id: 7,
+            call: Call::List,
+        })
+        .unwrap();
+        assert_eq!(
+            v,
+            serde_json::json!({"type": "request", "id": 7, "call": {"op": "list"}})
+        );
+    }
+}

@@ -1,0 +1,388 @@
+//! The worker side: connects out to the controller, authenticates, serves `GuiService` calls
+//! on this machine's own service (and state store), and reconnects with backoff when the link
+//! drops.
+
+use crate::controller::{ws_config, Io, IDLE_LIMIT, PING_EVERY};
+use crate::proto::{self, Call, Hello, ImageMeta, ToController, ToWorker, PROTOCOL};
+use futures_util::{SinkExt, StreamExt};
+use lsm_core::{
+    ActionRequest, EncodedImage, FrameRequest, GuiError, GuiService, HumanActionRequest, StateRequest,
+};
+use rand::Rng;
+use serde_json::Value;
+use std::io;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio::sync::mpsc;
+use tokio_tungstenite::tungstenite::http::Uri;
+use tokio_tungstenite::tungstenite::Message;
+
+const CONNECT_LIMIT: Duration = Duration::from_secs(10);
+const BACKOFF_FIRST: Duration = Duration::from_millis(500);
+const BACKOFF_MAX: Duration = Duration::from_secs(30);
+/// A link that lived this long resets the backoff.
+const STABLE_AFTER: Duration = Duration::from_secs(20);
+
+/// Where the token comes from: re-read on every connection attempt.
+#[derive(Debug, Clone)]
+pub enum TokenSource {
+    File(PathBuf),
+    Value(String),
+}
+
+impl TokenSource {
+    fn read(&self) -> io::Result<String> {
+        let token = match self {
+            TokenSource::File(p) => std::fs::read_to_string(p)
+                .map_err(|e| io::Error::new(e.kind(), format!("token file {}: {e}", p.display())))?,
+            TokenSource::Value(v) => v.clone(),
+        };
+        let token = token.trim().to_string();
+        if token.is_empty() {
+            return Err(io::Error::other("the worker token is empty"));
+        }
+        Ok(token)
+    }
+}
+
+pub struct WorkerConfig {
+    pub controller: String,
+    pub name: String,
+    pub token: TokenSource,
+    pub pin: Option<String>,
+    pub session: String,
+    pub gui: Arc<dyn GuiService>,
+}
+
+struct Target {
+    tls: bool,
+    host: String,
+    port: u16,
+}
+
+fn parse_url(url: &str) -> io::Result<Target> {
+    let uri: Uri = url
+        .parse()
+        .map_err(|e| io::Error::other(format!("controller URL {url:?}: {e}")))?;
+    let tls = match uri.scheme_str() {
+        Some("wss") => true,
+        Some("ws") => false,
+        _ => {
+            return Err(io::Error::other(format!(
+                "controller URL {url:?} must start with wss:// (or ws:// on loopback)"
+            )))
+        }
+    };
+    let host = uri
+        .host()
+        .ok_or_else(|| io::Error::other(format!("controller URL {url:?} has no host")))?
+        .trim_start_matches('[')
+        .trim_end_matches(']')
+        .to_string();
+    let port = uri.port_u16().unwrap_or(if tls { 443 } else { 80 });
+    if !tls {
+        let loopback =
+            host == "localhost" || host.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback());
+        if !loopback {
+            return Err(io::Error::other(
+                "plain ws:// is allowed only to a loopback controller; use wss:// with the pin from `lsm enrol`",
+            ));
+        }
+    }
+    Ok(Target { tls, host, port })
+}
+
+/// Checks the configuration once, then connects and serves until the process is stopped.
+pub async fn run(config: WorkerConfig) -> io::Result<()> {
+    crate::creds::check_name(&config.name).map_err(io::Error::other)?;
+    let target = parse_url(&config.controller)?;
+    config.token.read()?;
+    let tls = if target.tls {
+        Some(crate::tls::client_config(config.pin.as_deref())?)
+    } else {
+        None
+    };
+    let mut backoff = BACKOFF_FIRST;
+    loop {
+        let started = Instant::now();
+        match session(&config, &target, tls.clone()).await {
+            Ok(reason) => tracing::warn!("link to the controller closed: {reason}"),
+            Err(e) => tracing::warn!("link to the controller failed: {e}"),
+        }
+        if started.elapsed() > STABLE_AFTER {
+            backoff = BACKOFF_FIRST;
+        }
+        // Jitter keeps many workers from reconnecting in lockstep after a controller restart.
+        let wait = backoff.mul_f64(rand::rng().random_range(0.75..1.25));
+        tracing::info!("reconnecting in {:.1} s", wait.as_secs_f64());
+        tokio::time::sleep(wait).await;
+        backoff = (backoff * 2).min(BACKOFF_MAX);
+    }
+}
+
+/// One connection: handshake, then serve until it drops. Ok carries why it ended.
+async fn session(
+    config: &WorkerConfig,
+    target: &Target,
+    tls: Option<Arc<rustls::ClientConfig>>,
+) -> io::Result<String> {
+    let token = config.token.read()?;
+    let addr = format!("{}:{}", target.host, target.port);
+    let tcp = tokio::time::timeout(CONNECT_LIMIT, tokio::net::TcpStream::connect(&addr))
+        .await
+        .map_err(|_| io::Error::other(format!("connecting to {addr} timed out")))??;
+    let _ = tcp.set_nodelay(true);
+    let io: Box<dyn Io> = match tls {
+        Some(tls) => {
+            let name = rustls::pki_types::ServerName::try_from(target.host.clone())
+                .map_err(|e| io::Error::other(format!("controller host {:?}: {e}", target.host)))?;
+            let s = tokio::time::timeout(
+                CONNECT_LIMIT,
+                tokio_rustls::TlsConnector::from(tls).connect(name, tcp),
+            )
+            .await
+            .map_err(|_| io::Error::other("TLS handshake timed out"))?
+            .map_err(|e| io::Error::other(format!("TLS handshake with {addr} failed: {e}")))?;
+            Box::new(s)
+        }
+        None => Box::new(tcp),
+    };
+    let url = format!("{}://{}/worker", if target.tls { "wss" } else { "ws" }, addr);
+    let (ws, _) = tokio::time::timeout(
+        CONNECT_LIMIT,
+        tokio_tungstenite::client_async_with_config(url, io, Some(ws_config())),
+    )
+    .await
+    .map_err(|_| io::Error::other("WebSocket handshake timed out"))?
+    .map_err(|e| io::Error::other(format!("WebSocket handshake failed: {e}")))?;
+    let (mut sink, mut stream) = ws.split();
+    let hello = Hello {
+        protocol: PROTOCOL,
+        name: config.name.clone(),
+        token,
+        platform: std::env::consts::OS.to_string(),
+        session: config.session.clone(),
+        version: env!("CARGO_PKG_VERSION").to_string(),
+    };
+    let hello = serde_json::to_string(&hello).map_err(io::Error::other)?;
+    tokio::time::timeout(CONNECT_LIMIT, sink.send(Message::text(hello)))
+        .await
+        .map_err(|_| io::Error::other("sending hello timed out"))?
+        .map_err(io::Error::other)?;
+    let answer = match tokio::time::timeout(CONNECT_LIMIT, stream.next()).await {
+        Ok(Some(Ok(Message::Text(t)))) => {
+            serde_json::from_str::<ToWorker>(t.as_str()).map_err(io::Error::other)?
+        }
+        Ok(_) => {
+            return Err(io::Error::other(
+                "the controller closed the link during the handshake",
+            ))
+        }
+        Err(_) => return Err(io::Error::other("no answer to hello within 10 s")),
+    };
+    match answer {
+        ToWorker::Welcome => {}
+        ToWorker::Refused { message } => {
+            return Err(io::Error::other(format!(
+                "the controller refused this worker ({message}): check --name and the token (`lsm enrol` on the controller issues one)"
+            )))
+        }
+        ToWorker::Request { .. } => return Err(io::Error::other("request before welcome")),
+    }
+    tracing::info!(
+        "connected to the controller {} as {:?}",
+        config.controller,
+        config.name
+    );
+
+    let (out, mut out_rx) = mpsc::unbounded_channel::<Message>();
+    // The writer and the calls in flight belong to this connection: they end with it (also
+    // when this future is dropped), so a dead link never lingers on pings of its own.
+    let mut tasks = tokio::task::JoinSet::new();
+    let (writer_done, mut writer_gone) = tokio::sync::oneshot::channel::<()>();
+    tasks.spawn(async move {
+        let mut ping = tokio::time::interval(PING_EVERY);
+        loop {
+            let msg = tokio::select! {
+                m = out_rx.recv() => match m { Some(m) => m, None => break },
+                _ = ping.tick() => Message::Ping(Vec::new().into()),
+            };
+            if !matches!(tokio::time::timeout(IDLE_LIMIT, sink.send(msg)).await, Ok(Ok(()))) {
+                break;
+            }
+        }
+        let _ = writer_done.send(());
+    });
+    let reason = loop {
+        while tasks.try_join_next().is_some() {}
+        let next = tokio::select! {
+            n = tokio::time::timeout(IDLE_LIMIT, stream.next()) => n,
+            _ = &mut writer_gone => break "sending to the controller failed".to_string(),
+        };
+        match next {
+            Err(_) => break format!("silent for {} s", IDLE_LIMIT.as_secs()),
+            Ok(None) => break "connection closed".to_string(),
+            Ok(Some(Err(e))) => break format!("connection error: {e}"),
+            Ok(Some(Ok(Message::Text(t)))) => match serde_json::from_str::<ToWorker>(t.as_str()) {
+                Ok(ToWorker::Request { id, call }) => {
+                    let gui = config.gui.clone();
+                    let out = out.clone();
+                    tasks.spawn(async move { serve(gui, id, call, out).await });
+                }
+                Ok(_) => {}
+                Err(e) => break format!("malformed message from the controller: {e}"),
+            },
+            Ok(Some(Ok(Message::Close(_)))) => break "closed by the controller".to_string(),
+            Ok(Some(Ok(_))) => {}
+        }
+    };
+    tasks.abort_all();
+    Ok(reason)
+}
+
+async fn serve(gui: Arc<dyn GuiService>, id: u64, call: Call, out: mpsc::UnboundedSender<Message>) {
+    let (result, image) = execute(gui.as_ref(), call).await;
+    let meta = image.as_ref().map(|i| ImageMeta {
+        format: i.format,
+        width: i.width,
+        height: i.height,
+        bytes: i.bytes.len(),
+    });
+    let (ok, err) = match result {
+        Ok(v) => (Some(v), None),
+        Err(e) => (None, Some(e)),
+    };
+    let has_image = ok.is_some() && meta.is_some();
+    let reply = ToController::Reply {
+        id,
+        ok,
+        err,
+        image: if has_image { meta } else { None },
+    };
+    let Ok(text) = serde_json::to_string(&reply) else {
+        return;
+    };
+    // Text first: the controller holds the reply until the image with the same id arrives.
+    if out.send(Message::text(text)).is_err() {
+        return;
+    }
+    if let (true, Some(image)) = (has_image, image) {
+        let _ = out.send(Message::binary(proto::encode_image(id, &image.bytes)));
+    }
+}
+
+fn value<T: serde::Serialize>(v: &T) -> Result<Value, GuiError> {
+    serde_json::to_value(v).map_err(|e| GuiError::backend(format!("serialising the result: {e}")))
+}
+
+async fn execute(gui: &dyn GuiService, call: Call) -> (Result<Value, GuiError>, Option<EncodedImage>) {
+    match call {
+        Call::List => (gui.list().await.and_then(|o| value(&o)), None),
+        Call::State {
+            window_id,
+            screenshot,
+            include_elements,
+            max_elements,
+            max_depth,
+            query,
+            image_format,
+            image_quality,
+        } => {
+            let request = StateRequest {
+                window_id,
+                screenshot,
+                include_elements,
+                max_elements,
+                max_depth,
+                query,
+                image_format,
+                image_quality,
+            };
+            match gui.state(request).await {
+                Ok(mut o) => {
+                    let image = o.image.take();
+                    (value(&o), image)
+                }
+                Err(e) => (Err(e), None),
+            }
+        }
+        Call::Action {
+            window_id,
+            state_id,
+            actions,
+        } => {
+            let r = gui
+                .action(ActionRequest {
+                    window_id,
+                    state_id,
+                    actions,
+                })
+                .await;
+            (r.and_then(|o| value(&o)), None)
+        }
+        Call::Frame {
+            window_id,
+            image_format,
+            image_quality,
+            max_edge,
+            if_none_match,
+        } => {
+            let request = FrameRequest {
+                window_id,
+                image_format,
+                image_quality,
+                max_edge,
+                if_none_match,
+            };
+            match gui.frame(request).await {
+                Ok(mut o) => {
+                    let image = o.image.take();
+                    (value(&o), image)
+                }
+                Err(e) => (Err(e), None),
+            }
+        }
+        Call::HumanAction {
+            window_id,
+            geometry,
+            actions,
+        } => {
+            let r = gui
+                .human_action(HumanActionRequest {
+                    window_id,
+                    geometry,
+                    actions,
+                })
+                .await;
+            (r.and_then(|o| value(&o)), None)
+        }
+    }
+}
+
+/// The graphical session this process sees, for the controller's machine list.
+pub fn describe_session() -> String {
+    let var = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
+    match (var("WAYLAND_DISPLAY"), var("DISPLAY")) {
+        (Some(w), _) => format!("wayland {w}"),
+        (None, Some(d)) => format!("x11 {d}"),
+        _ if cfg!(any(windows, target_os = "macos")) => "desktop".to_string(),
+        _ => "none".to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plain_ws_only_on_loopback() {
+        assert!(parse_url("ws://127.0.0.1:7443").is_ok());
+        assert!(parse_url("ws://[::1]:7443").is_ok());
+        assert!(parse_url("ws://localhost:7443").is_ok());
+        assert!(parse_url("ws://10.0.0.1:7443").is_err());
+        let t = parse_url("wss://10.0.0.1:7443/").unwrap();
+        assert!(t.tls && t.host == "10.0.0.1" && t.port == 7443);
+        assert!(parse_url("http://x").is_err());
+    }
+}

@@ -1,0 +1,279 @@
+//! Who may use the web UI: a secret exchanged for a session cookie, a per-session CSRF token
+//! on every state-changing request, and Host/Origin checks against DNS rebinding and
+//! cross-site requests.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+pub const COOKIE: &str = "lsm_session";
+pub const CSRF_HEADER: &str = "x-csrf-token";
+
+/// Sessions idle this long are forgotten.
+const SESSION_IDLE: Duration = Duration::from_secs(12 * 3600);
+/// More sessions than this: the least recently used goes.
+const MAX_SESSIONS: usize = 64;
+/// Failed logins tolerated per window before logins are refused for a while.
+const MAX_FAILURES: usize = 5;
+const FAILURE_WINDOW: Duration = Duration::from_secs(30);
+
+/// 32 random bytes as 64 hex digits.
+pub fn random_token() -> String {
+    let bytes: [u8; 32] = rand::random();
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Equality whose time depends only on the lengths, not on where the inputs differ.
+pub fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    let n = a.len().max(b.len());
+    let mut diff = (a.len() ^ b.len()) as u64;
+    for i in 0..n {
+        let x = a.get(i).copied().unwrap_or(0);
+        let y = b.get(i).copied().unwrap_or(0);
+        diff |= (x ^ y) as u64;
+    }
+    std::hint::black_box(diff) == 0
+}
+
+struct Session {
+    csrf: String,
+    last_used: Instant,
+}
+
+pub enum LoginRefusal {
+    /// Wrong secret (never says what was wrong).
+    Refused,
+    /// Too many failures lately.
+    RateLimited,
+}
+
+pub struct Auth {
+    secret: String,
+    sessions: Mutex<HashMap<String, Session>>,
+    failures: Mutex<VecDeque<Instant>>,
+}
+
+impl Auth {
+    pub fn new(secret: String) -> Self {
+        Self {
+            secret,
+            sessions: Mutex::new(HashMap::new()),
+            failures: Mutex::new(VecDeque::new()),
+        }
+    }
+
+    /// Checks the secret; on success a new session: (cookie token, CSRF token).
+    pub fn login(&self, secret: &str) -> Result<(String, String), LoginRefusal> {
+        let now = Instant::now();
+        {
+            let mut failures = self.failures.lock().unwrap_or_else(|e| e.into_inner());
+            while failures
+                .front()
+                .is_some_and(|t| now.duration_since(*t) > FAILURE_WINDOW)
+            {
+                failures.pop_front();
+            }
+            if failures.len() >= MAX_FAILURES {
+                return Err(LoginRefusal::RateLimited);
+            }
+            if !constant_time_eq(secret.as_bytes(), self.secret.as_bytes()) {
+                failures.push_back(now);
+                return Err(LoginRefusal::Refused);
+            }
+        }
+        let token = random_token();
+        let csrf = random_token();
+        let mut sessions = self.sessions.lock().unwrap_or_else(|e| e.into_inner());
+        sessions.retain(|_, s| now.duration_since(s.last_used) < SESSION_IDLE);
+        if sessions.len() >= MAX_SESSIONS {
+            if let Some(oldest) = sessions
+                .iter()
+                .min_by_key(|(_, s)| s.last_used)
+                .map(|(k, _)| k.clone())
+            {
+                sessions.remove(&oldest);
+            }
+        }
+        sessions.insert(
+            token.clone(),
+            Session {
+                csrf: csrf.clone(),
+                last_used: now,
+            },
+        );
+        Ok((token, csrf))
+    }
+
+    /// The session's CSRF token when `token` names a live session (and marks it used).
+    pub fn session(&self, token: &str) -> Option<String> {
+        let now = Instant::now();
+        let mut sessions = self.sessions.lock().unwrap_or_else(|e| e.into_inner());
+        // Looked up by a hash map (not constant time), but the token is 256 random bits and
+        // the map's hashing is keyed randomly, so timing tells nothing useful.
+        let s = sessions.get_mut(token)?;
+        if now.duration_since(s.last_used) >= SESSION_IDLE {
+            sessions.remove(token);
+            return None;
+        }
+        s.last_used = now;
+        Some(s.csrf.clone())
+    }
+
+    pub fn logout(&self, token: &str) {
+        self.sessions
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(token);
+    }
+}
+
+/// The value of cookie `name` in a `Cookie` header.
+pub fn cookie_value<'a>(header: &'a str, name: &str) -> Option<&'a str> {
+    header.split(';').find_map(|part| {
+        let (k, v) = part.trim().split_once('=')?;
+        (k == name).then_some(v)
+    })
+}
+
+/// Hosts and origins the UI answers to.
+#[derive(Debug, Clone)]
+pub struct Allowed {
+    /// Host names (no port) accepted in `Host`.
+    pub hosts: Vec<String>,
+    /// Full origins (`scheme://host[:port]`) accepted in `Origin`.
+    pub origins: Vec<String>,
+    /// The public origin is https: cookies get `Secure`.
+    pub https: bool,
+}
+
+impl Allowed {
+    pub fn new(bound: &std::net::SocketAddr, public_origin: Option<&PublicOrigin>) -> Self {
+        let (mut hosts, mut origins) = crate::http::allowed_names(bound);
+        let mut https = false;
+        if let Some(p) = public_origin {
+            hosts.push(p.host.clone());
+            origins.push(p.origin.clone());
+            https = p.https;
+        }
+        Self {
+            hosts,
+            origins,
+            https,
+        }
+    }
+
+    /// `Host` is one of ours (the port is not checked: a proxy may rewrite it).
+    pub fn host_ok(&self, host: &str) -> bool {
+        let name = host_name(host);
+        self.hosts.iter().any(|h| h.eq_ignore_ascii_case(name))
+    }
+
+    pub fn origin_ok(&self, origin: &str) -> bool {
+        let origin = origin.trim_end_matches('/');
+        self.origins.iter().any(|o| o.eq_ignore_ascii_case(origin))
+    }
+}
+
+/// `host[:port]` or `[v6]:port` -> the host part.
+fn host_name(host: &str) -> &str {
+    if host.starts_with('[') {
+        return match host.find(']') {
+            Some(i) => &host[..=i],
+            None => host,
+        };
+    }
+    match host.rsplit_once(':') {
+        Some((h, port)) if port.chars().all(|c| c.is_ascii_digit()) => h,
+        _ => host,
+    }
+}
+
+/// `--web-origin`: where people reach the UI through a reverse proxy.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PublicOrigin {
+    /// `scheme://host[:port]`, as browsers send it in `Origin`.
+    pub origin: String,
+    pub host: String,
+    pub https: bool,
+}
+
+impl PublicOrigin {
+    /// Parses `https://example.org[:port][/path]` (the path, if any, is ignored: browsers send
+    /// no path in `Origin`).
+    pub fn parse(url: &str) -> Result<Self, String> {
+        let url = url.trim();
+        let (scheme, rest) = url
+            .split_once("://")
+            .ok_or_else(|| format!("--web-origin {url:?} must start with http:// or https://"))?;
+        let scheme = scheme.to_ascii_lowercase();
+        if scheme != "http" && scheme != "https" {
+            return Err(format!(
+                "--web-origin {url:?} must start with http:// or https://"
+            ));
+        }
+        let authority = rest.split('/').next().unwrap_or("");
+        if authority.is_empty()
+            || authority.contains('@')
+            || !authority
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "-.:[]".contains(c))
+        {
+            return Err(format!("--web-origin {url:?} has no valid host"));
+        }
+        let authority = authority.to_ascii_lowercase();
+        Ok(Self {
+            origin: format!("{scheme}://{authority}"),
+            host: host_name(&authority).to_string(),
+            https: scheme == "https",
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn compare_and_cookies() {
+        assert!(constant_time_eq(b"abc", b"abc"));
+        assert!(!constant_time_eq(b"abc", b"abd"));
+        assert!(!constant_time_eq(b"abc", b"abcd"));
+        assert!(!constant_time_eq(b"", b"a"));
+        assert_eq!(cookie_value("a=1; lsm_session=xyz; b=2", COOKIE), Some("xyz"));
+        assert_eq!(cookie_value("a=1", COOKIE), None);
+    }
+
+    #[test]
+    fn hosts_and_origins() {
+        let bound: std::net::SocketAddr = "127.0.0.1:7710".parse().unwrap();
+        let p = PublicOrigin::parse("https://Desk.Example.org/lsm/").unwrap();
+        assert_eq!(p.origin, "https://desk.example.org");
+        let a = Allowed::new(&bound, Some(&p));
+        assert!(a.https);
+        assert!(a.host_ok("127.0.0.1:7710"));
+        assert!(a.host_ok("localhost"));
+        assert!(a.host_ok("[::1]:7710"));
+        assert!(a.host_ok("desk.example.org"));
+        assert!(!a.host_ok("evil.example:7710"));
+        assert!(a.origin_ok("http://127.0.0.1:7710"));
+        assert!(a.origin_ok("https://desk.example.org"));
+        assert!(!a.origin_ok("http://127.0.0.1:9999"));
+        assert!(!a.origin_ok("null"));
+        assert!(PublicOrigin::parse("ftp://x").is_err());
+        assert!(PublicOrigin::parse("https://user@x").is_err());
+    }
+
+    #[test]
+    fn login_sessions_and_rate_limit() {
+        let auth = Auth::new("s3cret".into());
+        let (token, csrf) = auth.login("s3cret").ok().unwrap();
+        assert_eq!(auth.session(&token), Some(csrf));
+        assert_eq!(auth.session("nope"), None);
+        auth.logout(&token);
+        assert_eq!(auth.session(&token), None);
+        for _ in 0..MAX_FAILURES {
+            assert!(matches!(auth.login("wrong"), Err(LoginRefusal::Refused)));
+        }
+        assert!(matches!(auth.login("s3cret"), Err(LoginRefusal::RateLimited)));
+    }
+}
