@@ -298,3 +298,38 @@ def test_password_field_is_painted_in_a_capped_observation(lsm_factory, probe):
     st = observe(s, win)
     act(s, st, [{"type": "click", "element_id": element(st, "Password")["id"]}, {"type": "key", "keys": "ctrl+a"},
                 {"type": "key", "keys": "BackSpace"}])
+
+
+# ------------------------------------------------------------------ hidden subtrees
+def test_hidden_subtrees_are_counted_and_walked_only_when_asked(lsm):
+    """gtk4-widget-factory keeps two of its three pages hidden: by default they are skipped and
+    the notes say how many subtrees were; with include_hidden they are walked, and what they add
+    is exactly what was not on screen."""
+    win = find_window(lsm, app="gtk4-widget-factory")
+    args = {"max_elements": 1000, "max_depth": 20}
+    shown = observe(lsm, win, **args)
+    notes = " ".join(shown.get("notes", []))
+    assert "not walked, on purpose" in notes and "hidden" in notes, shown.get("notes")
+    everything = observe(lsm, win, include_hidden=True, **args)
+    assert everything["element_count"] > shown["element_count"] + 20, (
+        everything["element_count"], shown["element_count"])
+    assert not any("not walked, on purpose" in n for n in everything.get("notes", [])), everything["notes"]
+
+    w, h = win["bounds"]["width"], win["bounds"]["height"]
+
+    def on_screen(e):
+        b = e.get("bounds")
+        return (b is not None and "visible" in e.get("states", []) and b["x"] < w and b["y"] < h
+                and b["x"] + b["width"] > 0 and b["y"] + b["height"] > 0)
+
+    key = lambda e: (e["role"], e["name"])  # noqa: E731
+    seen = {key(e) for e in shown["elements"]}
+    extra = [e for e in everything["elements"] if key(e) not in seen]
+    assert extra, "include_hidden added nothing new"
+    # Most of what only the full walk found is not on screen (hidden pages: not visible, or no area).
+    hidden = [e for e in extra if not on_screen(e)]
+    assert len(hidden) >= len(extra) // 2, [(e["role"], e["name"], e.get("bounds"), e.get("states"))
+                                             for e in extra[:20]]
+    # The argument is a boolean.
+    bad = lsm.call("gui_state", {"window_id": win["window_id"], "include_hidden": "yes"})
+    assert bad.is_error

@@ -97,6 +97,7 @@ pub trait DesktopBackend: Send + Sync {
             include_elements: false,
             max_elements: 0,
             max_depth: 0,
+            include_hidden: false,
             walk_budget: std::time::Duration::ZERO,
         };
         self.observe(window_id, &request).await

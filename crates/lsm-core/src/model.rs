@@ -112,6 +112,8 @@ pub struct ObserveRequest {
     pub include_elements: bool,
     pub max_elements: usize,
     pub max_depth: u32,
+    /// Walk hidden and off-screen subtrees too (by default they are skipped and counted).
+    pub include_hidden: bool,
     /// Wall-clock budget for the tree walk.
     pub walk_budget: std::time::Duration,
 }

@@ -36,6 +36,8 @@ pub struct StateRequest {
     pub max_depth: Option<u64>,
     /// Only elements matching these words (and their ancestors).
     pub query: Option<String>,
+    /// Walk hidden and off-screen subtrees too.
+    pub include_hidden: bool,
     pub image_format: ImageFormat,
     /// JPEG quality 1..=100 (default 80); refused for the lossless formats.
     pub image_quality: Option<u64>,
@@ -250,6 +252,7 @@ impl LocalGui {
             include_elements: r.include_elements || r.screenshot,
             max_elements: max_elements as usize,
             max_depth: max_depth as u32,
+            include_hidden: r.include_hidden,
             walk_budget: self.limits.walk_budget,
         })
     }

@@ -214,6 +214,8 @@ impl RawNode {
 pub struct WalkOptions {
     pub max_elements: usize,
     pub max_depth: u32,
+    /// Skip hidden and off-screen subtrees (counted in the result).
+    pub prune: bool,
     pub deadline: Instant,
     pub coords: CoordKind,
 }
@@ -1519,7 +1521,7 @@ impl Atspi {
                     flavor,
                     Some(ctx),
                     clip,
-                    true,
+                    opts.prune,
                     want(depth, budget),
                 );
                 in_flight.push(async move { (obj, parent, order, depth, fut.await) });

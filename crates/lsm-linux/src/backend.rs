@@ -595,6 +595,7 @@ impl DesktopBackend for LinuxBackend {
                 let opts = WalkOptions {
                     max_elements: room,
                     max_depth: req.max_depth,
+                    prune: !req.include_hidden,
                     deadline,
                     coords: rule.kind(),
                 };

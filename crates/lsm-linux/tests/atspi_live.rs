@@ -51,6 +51,7 @@ async fn frame(a: &Atspi, app: &AppInfo) -> FrameInfo {
 
 fn opts(ms: u64) -> WalkOptions {
     WalkOptions {
+        prune: true,
         max_elements: 10_000,
         max_depth: 200,
         deadline: Instant::now() + Duration::from_millis(ms),
@@ -712,6 +713,7 @@ async fn start_biglist(a: &Atspi) -> (BigList, AppInfo) {
 fn default_opts() -> WalkOptions {
     // lsm's defaults: 300 elements, depth 12, 2.5 s.
     WalkOptions {
+        prune: true,
         max_elements: 300,
         max_depth: 12,
         deadline: Instant::now() + Duration::from_millis(2500),

@@ -77,6 +77,8 @@ pub enum Call {
         max_elements: Option<u64>,
         max_depth: Option<u64>,
         query: Option<String>,
+        #[serde(default)]
+        include_hidden: bool,
         image_format: ImageFormat,
         image_quality: Option<u64>,
     },
@@ -118,6 +120,7 @@ impl Call {
             max_elements: r.max_elements,
             max_depth: r.max_depth,
             query: r.query,
+            include_hidden: r.include_hidden,
             image_format: r.image_format,
             image_quality: r.image_quality,
         }

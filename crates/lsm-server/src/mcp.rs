@@ -60,6 +60,7 @@ impl LsmMcp {
                         "max_elements",
                         "max_depth",
                         "query",
+                        "include_hidden",
                         "image_format",
                         "image_quality",
                     ],
@@ -71,6 +72,7 @@ impl LsmMcp {
                     max_elements: opt_count(args, "max_elements")?,
                     max_depth: opt_count(args, "max_depth")?,
                     query: opt_string(args, "query")?,
+                    include_hidden: opt_bool(args, "include_hidden")?.unwrap_or(false),
                     image_format: opt_string(args, "image_format")?
                         .map(|f| ImageFormat::parse(&f))
                         .transpose()?

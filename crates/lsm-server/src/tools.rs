@@ -44,6 +44,9 @@ pub struct StateArgs {
     pub query: Option<String>,
     /// Include the accessibility elements. Default true.
     pub include_elements: Option<bool>,
+    /// Also walk hidden and off-screen subtrees (closed tabs, scrolled-away rows). Default
+    /// false: they are skipped, and the notes say how many.
+    pub include_hidden: Option<bool>,
     /// At most this many elements (default 300, max 1000).
     pub max_elements: Option<u32>,
     /// At most this tree depth below the window (default 12, max 20).
