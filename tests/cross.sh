@@ -16,7 +16,9 @@ for t in "${targets[@]}"; do
 done
 if ! command -v x86_64-w64-mingw32-gcc >/dev/null; then
   echo "cross: installing gcc-mingw-w64-x86-64 (ring's C for windows-gnu)"
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends gcc-mingw-w64-x86-64 >/dev/null
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get install -y -q --no-install-recommends gcc-mingw-w64-x86-64 >/dev/null ||
+    { apt-get update -q >/dev/null && apt-get install -y -q --no-install-recommends gcc-mingw-w64-x86-64 >/dev/null; }
 fi
 
 # Crates that must build for every platform without a C toolchain for it.

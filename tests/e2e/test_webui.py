@@ -223,15 +223,13 @@ def test_desktop_page(browser_run, name):
 
 
 def test_click_on_a_workers_window(browser_run):
-    if not browser_run["_worker"]:
-        pytest.skip("this lsm has no `worker` subcommand yet (remote workers not built)")
+    assert browser_run["_worker"], "`lsm worker --help` failed: the remote machine could not be set up"
     rec = browser_run.get("remote_click")
     assert rec is not None and rec["ok"], rec and rec["detail"]
 
 
 def test_page_says_a_worker_is_offline(browser_run):
-    if not browser_run["_worker"]:
-        pytest.skip("this lsm has no `worker` subcommand yet (remote workers not built)")
+    assert browser_run["_worker"], "`lsm worker --help` failed: the remote machine could not be set up"
     out = browser_run["_offline"]
     assert "w1 is offline" in out.get("info", ""), out
     assert "(offline)" in out.get("option", ""), out

@@ -245,11 +245,26 @@ async function main() {
     if (clicks.length) throw new Error(`the click reached the app: ${JSON.stringify(clicks)}`);
     if (after.name !== before.name) throw new Error(`${before.name} -> ${after.name}`);
     if (refreshes1 <= refreshes0) throw new Error("the page did not refresh its observation");
-    // The refreshed frame works: the same control, clicked again, is pressed.
+    // The refreshed frame works: the same control, clicked again, is pressed. First let the
+    // window manager finish the move (a loaded machine may apply it in steps) and the page
+    // catch up with it: the page's geometry equals the window's current bounds, twice in a row.
     await page.evaluate(() => window.lsmDesk.pause(false));
+    let same = 0;
+    await waitFor(async () => {
+      const g = await page.evaluate(() => window.lsmDesk.geometry);
+      const list = await page.evaluate(async () => (await fetch("api/windows?machine=local")).json());
+      const w = list.windows.find((x) => x.title === "lsm test app");
+      const b = w && w.bounds;
+      same = b && b.x === g.x && b.y === g.y && b.width === g.width && b.height === g.height ? same + 1 : 0;
+      if (same < 2) await sleep(300);
+      return same >= 2;
+    }, { what: "the page's geometry to match the moved window" });
     await clickOn(page, "Press me");
     const n = Number(before.name.split(": ")[1]);
-    if (!probe(`Pressed: ${n + 1}`, { wait: 6 })) throw new Error("a click after the refresh did not land");
+    if (!probe(`Pressed: ${n + 1}`, { wait: 6 })) {
+      const st = await page.textContent("#status");
+      throw new Error(`a click after the refresh did not land (status: ${st})`);
+    }
     // The window stays moved: the test restarts the app afterwards.
     return { status, before: g0, after: g1 };
   });
