@@ -61,6 +61,7 @@ PACKAGES=(xvfb xfonts-base fonts-dejavu-core fonts-noto-cjk x11-utils x11-apps x
           python3-pyatspi python3-gi gir1.2-gtk-3.0 gir1.2-atspi-2.0
           gtk-3-examples gtk-4-examples qtbase5-examples xterm xfwm4 xfconf
           strace util-linux   # strace, unshare: the headless test
+          iproute2            # ip netns / veth: the remote-machine test
           chromium)           # the web UI tests (tests/webui, playwright-core)
 
 # Window places (top-left of the window-manager frame), listed bottom -> top of the stacking
