@@ -240,6 +240,23 @@ def test_plain_ws_only_from_loopback(rig):
              rf"plain ws:// is accepted from loopback only.*{re.escape(ns.ns_ip)}", "controller log of the refusal")
 
 
+def test_no_websocket_without_credentials(rig):
+    """Name and token are checked on the upgrade request itself: without them the answer is a
+    plain 401 and no WebSocket, so an unauthenticated peer can send no message at all."""
+    import socket
+
+    upgrade = ("GET /worker HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+               "Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n")
+    for extra in ("", "x-lsm-worker: w1\r\nAuthorization: Bearer lsmw_0000\r\n"):
+        with socket.create_connection(("127.0.0.1", rig.port), 5) as c:
+            c.settimeout(5)
+            c.sendall((upgrade + extra + "\r\n").encode())
+            answer = c.recv(200).decode(errors="replace")
+        assert answer.startswith("HTTP/1.1 401"), answer
+        assert "101" not in answer.split("\r\n")[0], answer
+    wait_log(rig.controller_log, r'worker refused: wrong token \(name "w1"\)', "controller log of the refusal")
+
+
 def test_token_never_on_the_command_line(lsm_bin):
     r = subprocess.run([str(lsm_bin), "worker", "--controller", "wss://127.0.0.1:1", "--name", "x", "--token", "t"],
                        env=headless_env(), capture_output=True, text=True, timeout=20)

@@ -3,7 +3,7 @@
 //! `GuiService` calls over the worker's link.
 
 use crate::creds::{authenticate, StateDir};
-use crate::proto::{self, Call, Hello, ImageMeta, ToController, ToWorker, PROTOCOL};
+use crate::proto::{self, Call, Hello, ImageMeta, ToController, ToWorker, PROTOCOL, WORKER_HEADER};
 use async_trait::async_trait;
 use futures_util::{SinkExt, StreamExt};
 use lsm_core::{
@@ -19,6 +19,8 @@ use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpStream;
 use tokio::sync::{mpsc, oneshot, watch};
+use tokio_tungstenite::tungstenite::handshake::server::{ErrorResponse, Request, Response};
+use tokio_tungstenite::tungstenite::http::StatusCode;
 use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
 use tokio_tungstenite::tungstenite::Message;
 
@@ -329,13 +331,45 @@ impl Controller {
             tracing::warn!(%peer, "worker refused: plain ws:// is accepted from loopback only");
             return;
         };
-        let ws = match tokio::time::timeout(
+        // Name and token are checked on the upgrade request: an unauthenticated peer never gets
+        // a WebSocket, so it can send no message (of any size) at all.
+        let mut refusal: Option<String> = None;
+        // The signature is tungstenite's handshake callback's.
+        #[allow(clippy::result_large_err)]
+        let check = |req: &Request, resp: Response| -> Result<Response, ErrorResponse> {
+            let header = |name: &str| req.headers().get(name).and_then(|v| v.to_str().ok());
+            let name = header(WORKER_HEADER).unwrap_or_default();
+            let token = header("authorization")
+                .and_then(|v| v.strip_prefix("Bearer "))
+                .unwrap_or_default();
+            let checked = self
+                .state
+                .credentials()
+                .map_err(|e| format!("credentials unreadable: {e}"))
+                .and_then(|creds| {
+                    authenticate(&creds, name, token).map_err(|reason| format!("{reason} (name {name:?})"))
+                });
+            match checked {
+                Ok(_) => Ok(resp),
+                Err(reason) => {
+                    refusal = Some(reason);
+                    let mut refused = ErrorResponse::new(Some("authentication refused".into()));
+                    *refused.status_mut() = StatusCode::UNAUTHORIZED;
+                    Err(refused)
+                }
+            }
+        };
+        let handshake = tokio::time::timeout(
             HANDSHAKE_LIMIT,
-            tokio_tungstenite::accept_async_with_config(io, Some(ws_config())),
+            tokio_tungstenite::accept_hdr_async_with_config(io, check, Some(ws_config())),
         )
-        .await
-        {
+        .await;
+        let ws = match handshake {
             Ok(Ok(ws)) => ws,
+            Ok(Err(_)) if refusal.is_some() => {
+                tracing::warn!(%peer, "worker refused: {}", refusal.unwrap_or_default());
+                return;
+            }
             Ok(Err(e)) => {
                 tracing::warn!(%peer, "worker refused: WebSocket handshake failed: {e}");
                 return;

@@ -13,6 +13,11 @@ use sha2::{Digest, Sha256};
 /// Bumped when a message changes incompatibly; the controller refuses other versions.
 pub const PROTOCOL: u32 = 1;
 
+/// The worker's name in the WebSocket upgrade request; its token goes in `Authorization:
+/// Bearer`. The controller checks both before the upgrade, so nobody unauthenticated ever gets
+/// a WebSocket (nor sends it a message).
+pub const WORKER_HEADER: &str = "x-lsm-worker";
+
 /// First frame from the worker.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Hello {

@@ -3,7 +3,7 @@
 //! drops.
 
 use crate::controller::{ws_config, Io, IDLE_LIMIT, PING_EVERY};
-use crate::proto::{self, Call, Hello, ImageMeta, ToController, ToWorker, PROTOCOL};
+use crate::proto::{self, Call, Hello, ImageMeta, ToController, ToWorker, PROTOCOL, WORKER_HEADER};
 use futures_util::{SinkExt, StreamExt};
 use lsm_core::{
     ActionRequest, EncodedImage, FrameRequest, GuiError, GuiService, HumanActionRequest, StateRequest,
@@ -15,7 +15,9 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
-use tokio_tungstenite::tungstenite::http::Uri;
+use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+use tokio_tungstenite::tungstenite::http::{HeaderValue, StatusCode, Uri};
+use tokio_tungstenite::tungstenite::Error as WsError;
 use tokio_tungstenite::tungstenite::Message;
 
 const CONNECT_LIMIT: Duration = Duration::from_secs(10);
@@ -149,13 +151,30 @@ async fn session(
         None => Box::new(tcp),
     };
     let url = format!("{}://{}/worker", if target.tls { "wss" } else { "ws" }, addr);
+    let mut request = url.into_client_request().map_err(io::Error::other)?;
+    let header = |v: &str, what: &str| {
+        HeaderValue::from_str(v)
+            .map_err(|_| io::Error::other(format!("the {what} has characters a header cannot carry")))
+    };
+    request
+        .headers_mut()
+        .insert("authorization", header(&format!("Bearer {token}"), "token")?);
+    request
+        .headers_mut()
+        .insert(WORKER_HEADER, header(&config.name, "worker name")?);
     let (ws, _) = tokio::time::timeout(
         CONNECT_LIMIT,
-        tokio_tungstenite::client_async_with_config(url, io, Some(ws_config())),
+        tokio_tungstenite::client_async_with_config(request, io, Some(ws_config())),
     )
     .await
     .map_err(|_| io::Error::other("WebSocket handshake timed out"))?
-    .map_err(|e| io::Error::other(format!("WebSocket handshake failed: {e}")))?;
+    .map_err(|e| match e {
+        WsError::Http(r) if r.status() == StatusCode::UNAUTHORIZED => io::Error::other(
+            "the controller refused this worker (authentication refused): check --name and the token \
+             (`lsm enrol` on the controller issues one)",
+        ),
+        e => io::Error::other(format!("WebSocket handshake failed: {e}")),
+    })?;
     let (mut sink, mut stream) = ws.split();
     let hello = Hello {
         protocol: PROTOCOL,
