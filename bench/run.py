@@ -289,23 +289,6 @@ class EventLog:
 
 
 # ------------------------------------------------------------------ lsm helpers
-def server_pid(binary: str) -> int:
-    """The `lsm serve` child the MCP SDK spawned for this process."""
-    want = os.path.realpath(binary)
-    me = os.getpid()
-    for d in os.listdir("/proc"):
-        if not d.isdigit():
-            continue
-        try:
-            with open(f"/proc/{d}/stat") as f:
-                ppid = int(f.read().rsplit(")", 1)[1].split()[1])
-            if ppid == me and os.path.realpath(f"/proc/{d}/exe") == want:
-                return int(d)
-        except (OSError, ValueError, IndexError):
-            continue
-    raise BenchError(f"cannot find the lsm serve child process of pid {me}")
-
-
 def proc_status(pid: int) -> dict[str, int]:
     """VmHWM / VmRSS / VmPeak of a process, in kB."""
     out = {}

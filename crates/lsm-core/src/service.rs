@@ -27,7 +27,7 @@ pub struct ListOutput {
 }
 
 /// `gui_state` request after argument parsing.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct StateRequest {
     pub window_id: String,
     pub screenshot: bool,
@@ -37,6 +37,7 @@ pub struct StateRequest {
     /// Only elements matching these words (and their ancestors).
     pub query: Option<String>,
     /// Walk hidden and off-screen subtrees too.
+    #[serde(default)]
     pub include_hidden: bool,
     pub image_format: ImageFormat,
     /// JPEG quality 1..=100 (default 80); refused for the lossless formats.
@@ -63,6 +64,28 @@ pub struct CoordinateSpace {
     /// What the space is, when it is not plain logical pixels.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
+}
+
+impl CoordinateSpace {
+    /// The space of an image in `space` of a window on a display of `display_scale`
+    /// (physical per logical pixel; stated only when it is not 1). No note.
+    fn of(space: &Space, display_scale: f64) -> Self {
+        CoordinateSpace {
+            origin: "window".into(),
+            units: if space.is_identity() {
+                "logical_px"
+            } else {
+                "scaled_px"
+            }
+            .into(),
+            width: space.width,
+            height: space.height,
+            scale: space.scale(),
+            display_scale: Some(display_scale)
+                .filter(|s| s.is_finite() && *s > 0.0 && (*s - 1.0).abs() > 1e-6),
+            note: None,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
@@ -118,7 +141,7 @@ pub struct StateOutput {
 }
 
 /// `gui_action` request; `actions` is the caller's raw JSON, validated here.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ActionRequest {
     pub window_id: String,
     pub state_id: String,
@@ -136,7 +159,7 @@ pub struct ActionOutput {
 }
 
 /// A web UI frame request: the window's pixels, for a person (no elements, no `state_id`).
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct FrameRequest {
     pub window_id: String,
     pub image_format: ImageFormat,
@@ -170,7 +193,7 @@ pub struct FrameOutput {
 
 /// Input from a person on a frame (web UI), outside the model's `state_id` rules: it runs only
 /// while the window still has the geometry the frame was taken at.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct HumanActionRequest {
     pub window_id: String,
     /// `window.bounds` of the frame the person acted on.
@@ -533,22 +556,13 @@ impl GuiService for LocalGui {
             }
             None => (None, None),
         };
-        let display_scale = Some(snap.scale).filter(|s| s.is_finite() && *s > 0.0 && (*s - 1.0).abs() > 1e-6);
-        let note = space_note(&space, &window, self.limits.max_image_edge, display_scale);
-        let coordinate_space = CoordinateSpace {
-            origin: "window".into(),
-            units: if space.is_identity() {
-                "logical_px"
-            } else {
-                "scaled_px"
-            }
-            .into(),
-            width: space.width,
-            height: space.height,
-            scale: space.scale(),
-            display_scale,
-            note,
-        };
+        let mut coordinate_space = CoordinateSpace::of(&space, snap.scale);
+        coordinate_space.note = space_note(
+            &space,
+            &window,
+            self.limits.max_image_edge,
+            coordinate_space.display_scale,
+        );
         let state_id = self.store.issue_in(window.clone(), numbered.refs, space);
         Ok(StateOutput {
             state_id,
@@ -615,21 +629,7 @@ impl GuiService for LocalGui {
                 .await
                 .map_err(|e| GuiError::backend(format!("hashing the frame failed: {e}")))?
         };
-        let coordinate_space = CoordinateSpace {
-            origin: "window".into(),
-            units: if space.is_identity() {
-                "logical_px"
-            } else {
-                "scaled_px"
-            }
-            .into(),
-            width: space.width,
-            height: space.height,
-            scale: space.scale(),
-            display_scale: Some(captured.scale)
-                .filter(|s| s.is_finite() && *s > 0.0 && (*s - 1.0).abs() > 1e-6),
-            note: None,
-        };
+        let coordinate_space = CoordinateSpace::of(&space, captured.scale);
         if request.if_none_match.as_deref() == Some(etag.as_str()) {
             return Ok(FrameOutput {
                 machine: self.machine.clone(),

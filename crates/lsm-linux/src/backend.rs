@@ -559,7 +559,8 @@ impl DesktopBackend for LinuxBackend {
         }
         let capture = async {
             if req.screenshot {
-                self.x(move |x| x.capture(xid)).await.map(Some)
+                let w = win.win.clone();
+                self.x(move |x| x.capture_window(&w)).await.map(Some)
             } else {
                 Ok(None)
             }
@@ -647,8 +648,8 @@ impl DesktopBackend for LinuxBackend {
 
     async fn capture(&self, window_id: &str) -> GuiResult<Snapshot> {
         let win = self.x11_window(window_id).await?;
-        let xid = win.win.id;
-        let shot = self.x(move |x| x.capture(xid)).await?;
+        let w = win.win.clone();
+        let shot = self.x(move |x| x.capture_window(&w)).await?;
         let mut notes = Vec::new();
         if shot.occluded {
             notes.push(OCCLUDED_NOTE.into());

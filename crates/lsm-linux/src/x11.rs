@@ -1117,10 +1117,15 @@ impl X11 {
 impl X11 {
     /// Captures the client area of `id` as RGBA, `bounds.width x bounds.height`.
     pub fn capture(&self, id: u32) -> GuiResult<Capture> {
-        self.pump();
         let w = self
             .window(id)?
             .ok_or_else(|| GuiError::window_not_found(&format!("0x{id:x}")))?;
+        self.capture_window(&w)
+    }
+
+    /// Captures a window just read with [`X11::window`] (no second read of its properties).
+    pub fn capture_window(&self, w: &X11Window) -> GuiResult<Capture> {
+        let id = w.id;
         if w.minimized {
             return Err(GuiError::backend(format!(
                 "window 0x{id:x} is minimized or not viewable; activate it before capturing"

@@ -527,24 +527,24 @@ impl GuiService for RemoteGui {
     }
 
     async fn state(&self, request: StateRequest) -> GuiResult<StateOutput> {
-        let (v, image) = self.call(Call::state(request), OBSERVE_LIMIT).await?;
+        let (v, image) = self.call(Call::State(request), OBSERVE_LIMIT).await?;
         let mut out: StateOutput = parse(v)?;
         out.image = image;
         Ok(out)
     }
 
     async fn action(&self, request: ActionRequest) -> GuiResult<ActionOutput> {
-        parse(self.call(Call::action(request), ACTION_LIMIT).await?.0)
+        parse(self.call(Call::Action(request), ACTION_LIMIT).await?.0)
     }
 
     async fn frame(&self, request: FrameRequest) -> GuiResult<FrameOutput> {
-        let (v, image) = self.call(Call::frame(request), OBSERVE_LIMIT).await?;
+        let (v, image) = self.call(Call::Frame(request), OBSERVE_LIMIT).await?;
         let mut out: FrameOutput = parse(v)?;
         out.image = image;
         Ok(out)
     }
 
     async fn human_action(&self, request: HumanActionRequest) -> GuiResult<ActionOutput> {
-        parse(self.call(Call::human_action(request), ACTION_LIMIT).await?.0)
+        parse(self.call(Call::HumanAction(request), ACTION_LIMIT).await?.0)
     }
 }

@@ -212,21 +212,21 @@ mod tests {
     use super::*;
 
     #[test]
-    fn enrol_authenticate_revoke() {
+    fn enrol_authenticate_revoke() -> std::io::Result<()> {
         let dir = std::env::temp_dir().join(format!("lsm-remote-creds-{}", std::process::id()));
         let sd = StateDir::new(dir.clone());
-        let t1 = sd.enrol("w1").unwrap();
-        let t2 = sd.enrol("w2").unwrap();
-        let creds = sd.credentials().unwrap();
+        let t1 = sd.enrol("w1")?;
+        let t2 = sd.enrol("w2")?;
+        let creds = sd.credentials()?;
         assert!(authenticate(&creds, "w1", &t1).is_ok());
         assert_eq!(authenticate(&creds, "w1", &t2), Err("wrong token"));
         assert!(authenticate(&creds, "w3", &t1).is_err());
-        assert!(sd.revoke("w1").unwrap());
-        assert!(!sd.revoke("w1").unwrap());
-        assert!(authenticate(&sd.credentials().unwrap(), "w1", &t1).is_err());
-        assert!(!std::fs::read_to_string(sd.workers_file()).unwrap().contains(&t2));
-        assert_eq!(sd.pin().unwrap(), sd.pin().unwrap());
+        assert!(sd.revoke("w1")?);
+        assert!(!sd.revoke("w1")?);
+        assert!(authenticate(&sd.credentials()?, "w1", &t1).is_err());
+        assert!(!std::fs::read_to_string(sd.workers_file())?.contains(&t2));
+        assert_eq!(sd.pin()?, sd.pin()?);
         assert!(check_name("local").is_err() && check_name("a b").is_err() && check_name("pc-1").is_ok());
-        std::fs::remove_dir_all(dir).unwrap();
+        std::fs::remove_dir_all(dir)
     }
 }

@@ -3,7 +3,7 @@
 //! SHA-256 of the payload) and the encoded image, checked on receipt.
 
 use lsm_core::{
-    ActionRequest, EncodedImage, FrameRequest, GuiError, GuiResult, HumanActionRequest, ImageFormat, Rect,
+    ActionRequest, EncodedImage, FrameRequest, GuiError, GuiResult, HumanActionRequest, ImageFormat,
     StateRequest,
 };
 use serde::{Deserialize, Serialize};
@@ -70,90 +70,25 @@ pub struct ImageMeta {
     pub bytes: usize,
 }
 
-/// One `GuiService` call.
+/// One `GuiService` call: the service's own request types, as they are.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(tag = "op", rename_all = "snake_case")]
 pub enum Call {
     List,
-    State {
-        window_id: String,
-        screenshot: bool,
-        include_elements: bool,
-        max_elements: Option<u64>,
-        max_depth: Option<u64>,
-        query: Option<String>,
-        #[serde(default)]
-        include_hidden: bool,
-        image_format: ImageFormat,
-        image_quality: Option<u64>,
-    },
-    Action {
-        window_id: String,
-        state_id: String,
-        actions: Value,
-    },
-    Frame {
-        window_id: String,
-        image_format: ImageFormat,
-        image_quality: Option<u64>,
-        max_edge: Option<u32>,
-        if_none_match: Option<String>,
-    },
-    HumanAction {
-        window_id: String,
-        geometry: Rect,
-        actions: Value,
-    },
+    State(StateRequest),
+    Action(ActionRequest),
+    Frame(FrameRequest),
+    HumanAction(HumanActionRequest),
 }
 
 impl Call {
     pub fn name(&self) -> &'static str {
         match self {
             Call::List => "gui_list",
-            Call::State { .. } => "gui_state",
-            Call::Action { .. } => "gui_action",
-            Call::Frame { .. } => "gui_frame",
-            Call::HumanAction { .. } => "gui_human_action",
-        }
-    }
-
-    pub fn state(r: StateRequest) -> Self {
-        Call::State {
-            window_id: r.window_id,
-            screenshot: r.screenshot,
-            include_elements: r.include_elements,
-            max_elements: r.max_elements,
-            max_depth: r.max_depth,
-            query: r.query,
-            include_hidden: r.include_hidden,
-            image_format: r.image_format,
-            image_quality: r.image_quality,
-        }
-    }
-
-    pub fn action(r: ActionRequest) -> Self {
-        Call::Action {
-            window_id: r.window_id,
-            state_id: r.state_id,
-            actions: r.actions,
-        }
-    }
-
-    pub fn frame(r: FrameRequest) -> Self {
-        Call::Frame {
-            window_id: r.window_id,
-            image_format: r.image_format,
-            image_quality: r.image_quality,
-            max_edge: r.max_edge,
-            if_none_match: r.if_none_match,
-        }
-    }
-
-    pub fn human_action(r: HumanActionRequest) -> Self {
-        Call::HumanAction {
-            window_id: r.window_id,
-            geometry: r.geometry,
-            actions: r.actions,
+            Call::State(_) => "gui_state",
+            Call::Action(_) => "gui_action",
+            Call::Frame(_) => "gui_frame",
+            Call::HumanAction(_) => "gui_human_action",
         }
     }
 }

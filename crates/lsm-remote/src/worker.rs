@@ -5,9 +5,7 @@
 use crate::controller::{ws_config, Io, IDLE_LIMIT, PING_EVERY};
 use crate::proto::{self, Call, Hello, ImageMeta, ToController, ToWorker, PROTOCOL, WORKER_HEADER};
 use futures_util::{SinkExt, StreamExt};
-use lsm_core::{
-    ActionRequest, EncodedImage, FrameRequest, GuiError, GuiService, HumanActionRequest, StateRequest,
-};
+use lsm_core::{EncodedImage, GuiError, GuiService};
 use rand::Rng;
 use serde_json::Value;
 use std::io;
@@ -298,86 +296,22 @@ fn value<T: serde::Serialize>(v: &T) -> Result<Value, GuiError> {
 async fn execute(gui: &dyn GuiService, call: Call) -> (Result<Value, GuiError>, Option<EncodedImage>) {
     match call {
         Call::List => (gui.list().await.and_then(|o| value(&o)), None),
-        Call::State {
-            window_id,
-            screenshot,
-            include_elements,
-            max_elements,
-            max_depth,
-            query,
-            include_hidden,
-            image_format,
-            image_quality,
-        } => {
-            let request = StateRequest {
-                window_id,
-                screenshot,
-                include_elements,
-                max_elements,
-                max_depth,
-                query,
-                include_hidden,
-                image_format,
-                image_quality,
-            };
-            match gui.state(request).await {
-                Ok(mut o) => {
-                    let image = o.image.take();
-                    (value(&o), image)
-                }
-                Err(e) => (Err(e), None),
+        Call::State(request) => match gui.state(request).await {
+            Ok(mut o) => {
+                let image = o.image.take();
+                (value(&o), image)
             }
-        }
-        Call::Action {
-            window_id,
-            state_id,
-            actions,
-        } => {
-            let r = gui
-                .action(ActionRequest {
-                    window_id,
-                    state_id,
-                    actions,
-                })
-                .await;
-            (r.and_then(|o| value(&o)), None)
-        }
-        Call::Frame {
-            window_id,
-            image_format,
-            image_quality,
-            max_edge,
-            if_none_match,
-        } => {
-            let request = FrameRequest {
-                window_id,
-                image_format,
-                image_quality,
-                max_edge,
-                if_none_match,
-            };
-            match gui.frame(request).await {
-                Ok(mut o) => {
-                    let image = o.image.take();
-                    (value(&o), image)
-                }
-                Err(e) => (Err(e), None),
+            Err(e) => (Err(e), None),
+        },
+        Call::Action(request) => (gui.action(request).await.and_then(|o| value(&o)), None),
+        Call::Frame(request) => match gui.frame(request).await {
+            Ok(mut o) => {
+                let image = o.image.take();
+                (value(&o), image)
             }
-        }
-        Call::HumanAction {
-            window_id,
-            geometry,
-            actions,
-        } => {
-            let r = gui
-                .human_action(HumanActionRequest {
-                    window_id,
-                    geometry,
-                    actions,
-                })
-                .await;
-            (r.and_then(|o| value(&o)), None)
-        }
+            Err(e) => (Err(e), None),
+        },
+        Call::HumanAction(request) => (gui.human_action(request).await.and_then(|o| value(&o)), None),
     }
 }
 
