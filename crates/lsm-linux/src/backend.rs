@@ -3,7 +3,7 @@
 
 use crate::atspi::{Atspi, CoordKind, FrameInfo, ObjRef, RawNode, WalkOptions};
 use crate::session::Session;
-use crate::x11::{X11Window, X11};
+use crate::x11::{Capture, Gap, X11Window, X11};
 use async_trait::async_trait;
 use lsm_core::{
     ActionOutcome, BackendAction, BackendInfo, DesktopBackend, ElementRef, ErrorCode, GuiError, GuiResult,
@@ -16,9 +16,60 @@ use std::time::{Duration, Instant};
 /// Bound on any one X11 round of work (X replies are local; this guards a stuck server).
 const X11_TIMEOUT: Duration = Duration::from_secs(5);
 
-const OCCLUDED_NOTE: &str =
-    "another window overlaps this one and no compositor runs: covered parts of the screenshot show that window";
-const MINIMIZED_NOTE: &str = "the window is minimized: focus it first";
+const MINIMIZED_NOTE: &str =
+    "the window is minimized: restore it with gui_action [{\"type\":\"focus\"}] (no element_id)";
+
+/// What a model must know about a capture whose pixels are not all the window's own.
+fn capture_notes(c: &Capture) -> Vec<String> {
+    c.gaps
+        .iter()
+        .map(|g| match g {
+            Gap::Covered { why } => format!(
+                "another window covers part of this one and {why}: the covered parts of the screenshot show that window"
+            ),
+            Gap::OffScreen { why } => format!(
+                "part of the window lies outside the screen and {why}: that part of the screenshot is black"
+            ),
+            Gap::NotRepainted => format!(
+                "the window was redirected for capture just now and had not repainted its covered or off-screen parts \
+                 within {} ms: those parts of the screenshot may still show other windows or black; observe again",
+                crate::x11::REPAINT_WAIT.as_millis()
+            ),
+        })
+        .collect()
+}
+
+/// The part of the window that is on screen, window-relative logical px; None when all of it
+/// is (nothing to mark).
+fn on_screen_part(view: &View, screen: Rect) -> Option<Option<Rect>> {
+    let b = view.win.bounds;
+    let Some(vis) = screen.intersect(&b) else {
+        return Some(None);
+    };
+    if vis == b {
+        return None;
+    }
+    let r = vis.translate(-b.x, -b.y);
+    let (x, y) = (view.logical(r.x), view.logical(r.y));
+    let (right, bottom) = (view.logical(r.x + r.width), view.logical(r.y + r.height));
+    Some(Some(Rect::new(x, y, right - x, bottom - y)))
+}
+
+/// Adds the state `off_screen` to the elements wholly outside `visible` (the on-screen part of
+/// the window); how many.
+fn mark_off_screen(elements: &mut [RawElement], visible: Option<Rect>) -> usize {
+    let mut n = 0;
+    for e in elements.iter_mut() {
+        let Some(b) = e.bounds else { continue };
+        if visible.and_then(|v| v.intersect(&b)).is_none() && !e.states.iter().any(|s| s == OFF_SCREEN) {
+            e.states.push(OFF_SCREEN.into());
+            n += 1;
+        }
+    }
+    n
+}
+
+const OFF_SCREEN: &str = "off_screen";
 
 /// Actions that mean "press this control", tried in order for a plain element click.
 const PRESS_ACTIONS: &[&str] = &["click", "press", "toggle", "jump", "open"];
@@ -623,15 +674,31 @@ impl DesktopBackend for LinuxBackend {
             }
             GuiResult::Ok((elements, truncated, reason, notes))
         };
-        let (shot, walked, pids) = tokio::join!(capture, walk, self.refresh_a11y_pids());
-        let (elements, truncated, truncated_reason, mut notes) = walked?;
-        let screenshot = shot?.map(|c| Screenshot {
-            image: c.image,
-            occluded: c.occluded,
-        });
-        if screenshot.as_ref().is_some_and(|s| s.occluded) {
-            notes.push(OCCLUDED_NOTE.into());
+        let screen = async {
+            if req.include_elements {
+                self.x(|x| x.screen_rect()).await.map(Some)
+            } else {
+                Ok(None)
+            }
+        };
+        let (shot, walked, pids, screen) = tokio::join!(capture, walk, self.refresh_a11y_pids(), screen);
+        let (mut elements, truncated, truncated_reason, mut notes) = walked?;
+        if let Some(visible) = screen?.and_then(|s| on_screen_part(&win, s)) {
+            let n = mark_off_screen(&mut elements, visible);
+            if n > 0 {
+                notes.push(format!(
+                    "{n} element(s) lie outside the part of the window that is on screen (state off_screen): \
+                     a pointer click cannot reach them; act on them by element_id or scroll them into view"
+                ));
+            }
         }
+        let screenshot = shot?.map(|c| {
+            notes.extend(capture_notes(&c));
+            Screenshot {
+                image: c.image,
+                occluded: c.occluded,
+            }
+        });
         if win.win.minimized {
             notes.push(MINIMIZED_NOTE.into());
         }
@@ -650,10 +717,7 @@ impl DesktopBackend for LinuxBackend {
         let win = self.x11_window(window_id).await?;
         let w = win.win.clone();
         let shot = self.x(move |x| x.capture_window(&w)).await?;
-        let mut notes = Vec::new();
-        if shot.occluded {
-            notes.push(OCCLUDED_NOTE.into());
-        }
+        let mut notes = capture_notes(&shot);
         if win.win.minimized {
             notes.push(MINIMIZED_NOTE.into());
         }

@@ -1,22 +1,29 @@
 //! The X11 half of the Linux backend, in pure Rust over `x11rb`: the window list (EWMH),
-//! client-area capture (Composite when a compositor runs, GetImage otherwise), focus, and raw
+//! client-area capture (`capture.rs`: the window's own pixmap through Composite), focus, and raw
 //! input through XTest, including typing any Unicode text by temporarily remapping a spare
 //! keycode.
 //!
 //! Every request goes to a local server, so replies are quick; what could block forever
 //! (the connect, waits for focus) is bounded explicitly.
 
+#[path = "capture.rs"]
+mod capture;
+
+pub use capture::{minimized_error, Capture, Gap, REPAINT_WAIT};
+
 use crate::shm;
-use lsm_core::{ErrorCode, GuiError, GuiResult, KeyCombo, Modifier, MouseButton, Point, Rect, RgbaImage};
+use lsm_core::{ErrorCode, GuiError, GuiResult, KeyCombo, Modifier, MouseButton, Point, Rect};
+use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{mpsc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 use x11rb::connection::{Connection, RequestConnection};
 use x11rb::errors::{ConnectionError, ReplyError, ReplyOrIdError};
 use x11rb::protocol::composite::ConnectionExt as _;
+use x11rb::protocol::damage::ConnectionExt as _;
 use x11rb::protocol::xproto::{
     self, AtomEnum, ClientMessageEvent, ConfigureWindowAux, ConnectionExt as _, CreateWindowAux, EventMask,
-    GetPropertyReply, ImageFormat, ImageOrder, InputFocus, MapState, PropMode, StackMode, WindowClass,
+    GetPropertyReply, InputFocus, MapState, PropMode, StackMode, WindowClass,
 };
 use x11rb::protocol::xtest::ConnectionExt as _;
 use x11rb::protocol::{ErrorKind, Event};
@@ -101,15 +108,6 @@ pub struct X11Window {
     pub minimized: bool,
 }
 
-/// A captured client area.
-#[derive(Debug, Clone)]
-pub struct Capture {
-    pub image: RgbaImage,
-    /// True when parts may not show the window itself: another window overlaps it and no
-    /// compositor keeps its contents, or part of it lies off screen (painted black).
-    pub occluded: bool,
-}
-
 /// A connection to one X display.
 pub struct X11 {
     conn: RustConnection,
@@ -120,6 +118,12 @@ pub struct X11 {
     /// Our own unmapped window, used to obtain server timestamps.
     helper: u32,
     has_composite: bool,
+    /// The Damage extension, to see when a window has repainted after its redirection.
+    has_damage: bool,
+    /// DamageNotify events seen by `pump` (only one Damage object exists at a time).
+    damage_events: AtomicU32,
+    /// Top-levels we redirected for capture (see `capture.rs`).
+    redirected: Mutex<HashSet<u32>>,
     has_xtest: bool,
     /// Latest server time seen on a PropertyNotify of `helper`.
     last_time: AtomicU32,
@@ -429,121 +433,6 @@ fn plan_segments(map: &KeyMap, spares: &[u8], syms: &[u32]) -> GuiResult<Vec<Seg
     Ok(out)
 }
 
-// ---------------------------------------------------------------- pixels (pure)
-
-/// How a GetImage reply lays out its pixels.
-#[derive(Debug, Clone, Copy)]
-struct PixelFormat {
-    bits_per_pixel: u8,
-    scanline_pad: u8,
-    msb_first: bool,
-    masks: [u32; 3],
-}
-
-fn channel(pixel: u32, mask: u32) -> u8 {
-    if mask == 0 {
-        return 0;
-    }
-    let shift = mask.trailing_zeros();
-    let bits = (mask >> shift).count_ones();
-    let v = (pixel & mask) >> shift;
-    if bits >= 8 {
-        (v >> (bits - 8)) as u8
-    } else {
-        // Scale small channels (e.g. 5 or 6 bits) to the full 0..255 range.
-        ((v * 255) / ((1 << bits) - 1)) as u8
-    }
-}
-
-/// Converts a Z-pixmap block (`width x height`, as the X server sent it) to RGBA, written into
-/// `dst` (an RGBA canvas `dst_width` pixels wide) with its top-left corner at `(x, y)`.
-#[allow(clippy::too_many_arguments)]
-fn zpixmap_into(
-    data: &[u8],
-    width: usize,
-    height: usize,
-    f: &PixelFormat,
-    dst: &mut [u8],
-    dst_width: usize,
-    x: usize,
-    y: usize,
-) -> GuiResult<()> {
-    let bytes_pp = match f.bits_per_pixel {
-        16 | 24 | 32 => f.bits_per_pixel as usize / 8,
-        other => {
-            return Err(GuiError::backend(format!(
-                "unsupported X image format: {other} bits per pixel"
-            )))
-        }
-    };
-    let pad = (f.scanline_pad.max(8) as usize) / 8;
-    let stride = (width * bytes_pp).div_ceil(pad) * pad;
-    if data.len() < stride * height.saturating_sub(1) + width * bytes_pp {
-        return Err(GuiError::backend(format!(
-            "X image has {} bytes, too few for {width}x{height}",
-            data.len()
-        )));
-    }
-    if x + width > dst_width || (y + height) * dst_width * 4 > dst.len() {
-        return Err(GuiError::backend("X image block does not fit its canvas"));
-    }
-    let bgrx = bytes_pp == 4 && !f.msb_first && f.masks == [0xff_0000, 0xff00, 0xff];
-    for row in 0..height {
-        let line = &data[row * stride..row * stride + width * bytes_pp];
-        let start = ((y + row) * dst_width + x) * 4;
-        let out = &mut dst[start..start + width * 4];
-        if bgrx {
-            // The usual 24/32-bit layout: a byte shuffle the compiler vectorises.
-            for (o, px) in out.chunks_exact_mut(4).zip(line.chunks_exact(4)) {
-                o.copy_from_slice(&[px[2], px[1], px[0], 255]);
-            }
-            continue;
-        }
-        for (o, px) in out.chunks_exact_mut(4).zip(line.chunks_exact(bytes_pp)) {
-            let mut v: u32 = 0;
-            for (i, &b) in px.iter().enumerate() {
-                let shift = if f.msb_first {
-                    (bytes_pp - 1 - i) * 8
-                } else {
-                    i * 8
-                };
-                v |= (b as u32) << shift;
-            }
-            o.copy_from_slice(&[
-                channel(v, f.masks[0]),
-                channel(v, f.masks[1]),
-                channel(v, f.masks[2]),
-                255,
-            ]);
-        }
-    }
-    Ok(())
-}
-
-/// An RGBA canvas the size of a window, black where nothing was captured.
-struct Canvas {
-    data: Vec<u8>,
-    width: usize,
-    height: usize,
-}
-
-impl Canvas {
-    /// `full`: every pixel will be written (no need to paint it black first).
-    fn new(width: usize, height: usize, full: bool) -> Canvas {
-        let mut data = vec![0u8; width * height * 4];
-        if !full {
-            for px in data.chunks_exact_mut(4) {
-                px[3] = 255;
-            }
-        }
-        Canvas { data, width, height }
-    }
-
-    fn into_image(self) -> GuiResult<RgbaImage> {
-        RgbaImage::new(self.width as u32, self.height as u32, self.data)
-    }
-}
-
 // ---------------------------------------------------------------- properties
 
 fn prop_u32s(r: &GetPropertyReply) -> Vec<u32> {
@@ -640,6 +529,7 @@ impl X11 {
             .map_err(|e| reply_err("InternAtom", e))?
             .atom;
         let has_composite = init_composite(&conn)?;
+        let has_damage = has_composite && init_damage(&conn);
         let has_xtest = conn
             .extension_information(x11rb::protocol::xtest::X11_EXTENSION_NAME)
             .map_err(conn_err)?
@@ -653,6 +543,9 @@ impl X11 {
             cm_atom,
             helper,
             has_composite,
+            has_damage,
+            damage_events: AtomicU32::new(0),
+            redirected: Mutex::new(HashSet::new()),
             has_xtest,
             last_time: AtomicU32::new(0),
             keymap: Mutex::new(None),
@@ -700,6 +593,9 @@ impl X11 {
                 Ok(Some(Event::MappingNotify(_))) => *self.lock_keymap() = None,
                 Ok(Some(Event::PropertyNotify(ev))) if ev.window == self.helper => {
                     self.last_time.store(ev.time, Ordering::Relaxed)
+                }
+                Ok(Some(Event::DamageNotify(_))) => {
+                    self.damage_events.fetch_add(1, Ordering::Relaxed);
                 }
                 Ok(Some(Event::Error(e))) => tracing::debug!("X11 async error: {e:?}"),
                 Ok(Some(_)) => {}
@@ -767,6 +663,18 @@ fn init_composite(conn: &RustConnection) -> GuiResult<bool> {
         .map_err(|e| reply_err("CompositeQueryVersion", e))?;
     // NameWindowPixmap needs 0.2.
     Ok(v.major_version > 0 || v.minor_version >= 2)
+}
+
+/// Announces our Damage version (required before other Damage requests); false without it.
+fn init_damage(conn: &RustConnection) -> bool {
+    let present = conn
+        .extension_information(x11rb::protocol::damage::X11_EXTENSION_NAME)
+        .is_ok_and(|e| e.is_some());
+    present
+        && conn
+            .damage_query_version(1, 1)
+            .map(|c| c.reply().is_ok())
+            .unwrap_or(false)
 }
 
 /// An unmapped 1x1 InputOnly window whose property changes tell us the server time.
@@ -1109,231 +1017,6 @@ impl X11 {
             .last()
             .copied()
             .ok_or_else(|| GuiError::window_not_found(&format!("0x{id:x}")))
-    }
-}
-
-// ---------------------------------------------------------------- capture
-
-impl X11 {
-    /// Captures the client area of `id` as RGBA, `bounds.width x bounds.height`.
-    pub fn capture(&self, id: u32) -> GuiResult<Capture> {
-        let w = self
-            .window(id)?
-            .ok_or_else(|| GuiError::window_not_found(&format!("0x{id:x}")))?;
-        self.capture_window(&w)
-    }
-
-    /// Captures a window just read with [`X11::window`] (no second read of its properties).
-    pub fn capture_window(&self, w: &X11Window) -> GuiResult<Capture> {
-        let id = w.id;
-        if w.minimized {
-            return Err(GuiError::backend(format!(
-                "window 0x{id:x} is minimized or not viewable; activate it before capturing"
-            )));
-        }
-        if w.bounds.is_empty() {
-            return Err(GuiError::backend(format!("window 0x{id:x} has an empty area")));
-        }
-        if self.has_composite && self.compositor_running()? {
-            match self.capture_composited(id, w.bounds) {
-                Ok(image) => {
-                    return Ok(Capture {
-                        image,
-                        occluded: false,
-                    })
-                }
-                Err(e) if is_not_found(&e) => return Err(e),
-                // Not redirected (e.g. unredirected fullscreen): read the screen instead.
-                Err(e) => tracing::debug!("composite capture of 0x{id:x} failed: {e}"),
-            }
-        }
-        self.capture_direct(id, w.bounds)
-    }
-
-    /// Reads the client area out of the top-level's off-screen pixmap.
-    fn capture_composited(&self, id: u32, bounds: Rect) -> GuiResult<RgbaImage> {
-        let top = self.toplevel_of(id)?;
-        let tg = self.geometry(top)?;
-        let bw = tg.border_width as i32;
-        // The pixmap covers the top-level's border too; tg.x/y is its outer corner.
-        let (ox, oy) = (bounds.x - tg.x as i32, bounds.y - tg.y as i32);
-        let pix_rect = Rect::new(0, 0, tg.width as i32 + 2 * bw, tg.height as i32 + 2 * bw);
-        let want = Rect::new(ox, oy, bounds.width, bounds.height);
-        let clip = pix_rect
-            .intersect(&want)
-            .ok_or_else(|| GuiError::backend("window lies outside its frame's pixmap"))?;
-        let pixmap = self.conn.generate_id().map_err(id_err)?;
-        self.conn
-            .composite_name_window_pixmap(top, pixmap)
-            .map_err(conn_err)?
-            .check()
-            .map_err(|e| win_err(top, "CompositeNameWindowPixmap", e))?;
-        let at = clip.translate(-ox, -oy);
-        let mut canvas = Canvas::new(
-            bounds.width as usize,
-            bounds.height as usize,
-            at == Rect::new(0, 0, bounds.width, bounds.height),
-        );
-        let read = self.read_image(pixmap, clip, &mut canvas, at);
-        let _ = self.conn.free_pixmap(pixmap);
-        read?;
-        canvas.into_image()
-    }
-
-    /// GetImage of the window itself: only the part on screen can be read.
-    fn capture_direct(&self, id: u32, bounds: Rect) -> GuiResult<Capture> {
-        let screen = self.screen_rect()?;
-        let visible = screen.intersect(&bounds).ok_or_else(|| {
-            GuiError::new(
-                ErrorCode::OutOfBounds,
-                format!("window 0x{id:x} lies entirely off screen"),
-            )
-        })?;
-        let local = visible.translate(-bounds.x, -bounds.y);
-        let mut canvas = Canvas::new(bounds.width as usize, bounds.height as usize, visible == bounds);
-        self.read_image(id, local, &mut canvas, local).map_err(|e| {
-            if is_not_found(&e) {
-                e
-            } else {
-                GuiError::backend(format!("capture of 0x{id:x}: {}", e.message))
-            }
-        })?;
-        let image = canvas.into_image()?;
-        let occluded = visible != bounds || self.is_overlapped(id, bounds)?;
-        Ok(Capture { image, occluded })
-    }
-
-    /// Reads `r` of `drawable` into `canvas` at `at` (canvas pixels), as RGBA.
-    fn read_image(&self, drawable: u32, r: Rect, canvas: &mut Canvas, at: Rect) -> GuiResult<()> {
-        let area = (to_i16(r.x), to_i16(r.y), r.width as u16, r.height as u16);
-        let (w, h) = (r.width.max(0) as usize, r.height.max(0) as usize);
-        let (x, y) = (at.x.max(0) as usize, at.y.max(0) as usize);
-        if let Some(done) = self.read_image_shm(drawable, area, |data, depth, visual| {
-            let format = self.pixel_format(depth, visual)?;
-            zpixmap_into(data, w, h, &format, &mut canvas.data, canvas.width, x, y)
-        }) {
-            return done;
-        }
-        let reply = self
-            .conn
-            .get_image(
-                ImageFormat::Z_PIXMAP,
-                drawable,
-                area.0,
-                area.1,
-                area.2,
-                area.3,
-                !0,
-            )
-            .map_err(conn_err)?
-            .reply()
-            .map_err(|e| win_err(drawable, "GetImage", e))?;
-        let format = self.pixel_format(reply.depth, reply.visual)?;
-        zpixmap_into(&reply.data, w, h, &format, &mut canvas.data, canvas.width, x, y)
-    }
-
-    /// Reads through MIT-SHM and hands the bytes, still in the shared memory, to `convert`;
-    /// None when SHM is off or failed (then plain GetImage runs, which also reports a vanished
-    /// window properly).
-    fn read_image_shm(
-        &self,
-        drawable: u32,
-        area: (i16, i16, u16, u16),
-        convert: impl FnOnce(&[u8], u8, u32) -> GuiResult<()>,
-    ) -> Option<GuiResult<()>> {
-        if !self.shm_usable.load(Ordering::Relaxed) {
-            return None;
-        }
-        // Z-pixmaps of the depths in use take at most 4 bytes a pixel.
-        let need = area.2 as usize * area.3 as usize * 4;
-        let mut slot = self.shm_segment.lock().unwrap_or_else(|p| p.into_inner());
-        if slot.as_ref().is_none_or(|s| s.len() < need) {
-            if let Some(old) = slot.take() {
-                old.detach(&self.conn);
-            }
-            // Room for some growth, so a slightly larger window does not remap.
-            match shm::Segment::new(&self.conn, need + need / 4) {
-                Ok(seg) => *slot = Some(seg),
-                Err(e) => {
-                    tracing::debug!("MIT-SHM off: {e}");
-                    self.shm_usable.store(false, Ordering::Relaxed);
-                    return None;
-                }
-            }
-        }
-        let seg = slot.as_ref()?;
-        match seg.get_image(&self.conn, drawable, area) {
-            Ok(img) => Some(convert(img.data, img.depth, img.visual)),
-            Err(e) => {
-                tracing::debug!("ShmGetImage of 0x{drawable:x} failed ({e}); using GetImage");
-                None
-            }
-        }
-    }
-
-    /// Pixel layout for `depth`; channel masks from `visual`, else any TrueColor visual of it.
-    fn pixel_format(&self, depth: u8, visual: u32) -> GuiResult<PixelFormat> {
-        let setup = self.conn.setup();
-        let fmt = setup
-            .pixmap_formats
-            .iter()
-            .find(|f| f.depth == depth)
-            .ok_or_else(|| GuiError::backend(format!("X server has no pixmap format for depth {depth}")))?;
-        let visuals = || {
-            setup
-                .roots
-                .iter()
-                .flat_map(|s| &s.allowed_depths)
-                .filter(|d| d.depth == depth)
-                .flat_map(|d| &d.visuals)
-        };
-        let vt = visuals()
-            .find(|v| v.visual_id == visual)
-            .or_else(|| visuals().find(|v| v.class == xproto::VisualClass::TRUE_COLOR))
-            .ok_or_else(|| GuiError::backend(format!("no TrueColor visual for depth {depth}")))?;
-        Ok(PixelFormat {
-            bits_per_pixel: fmt.bits_per_pixel,
-            scanline_pad: fmt.scanline_pad,
-            msb_first: setup.image_byte_order == ImageOrder::MSB_FIRST,
-            masks: [vt.red_mask, vt.green_mask, vt.blue_mask],
-        })
-    }
-
-    /// True if a viewable window stacked above `id`'s top-level overlaps `bounds`.
-    fn is_overlapped(&self, id: u32, bounds: Rect) -> GuiResult<bool> {
-        let top = self.toplevel_of(id)?;
-        let tree = self
-            .conn
-            .query_tree(self.root)
-            .map_err(conn_err)?
-            .reply()
-            .map_err(|e| reply_err("QueryTree", e))?;
-        let above = match tree.children.iter().position(|&c| c == top) {
-            Some(i) => &tree.children[i + 1..],
-            None => return Ok(false),
-        };
-        let mut cookies = Vec::with_capacity(above.len());
-        for &w in above {
-            cookies.push((
-                self.conn.get_window_attributes(w).map_err(conn_err)?,
-                self.conn.get_geometry(w).map_err(conn_err)?,
-            ));
-        }
-        for (attrs, geom) in cookies {
-            // Windows closing meanwhile simply do not count.
-            let (Ok(a), Ok(g)) = (attrs.reply(), geom.reply()) else {
-                continue;
-            };
-            if a.map_state != MapState::VIEWABLE || a.class != WindowClass::INPUT_OUTPUT {
-                continue;
-            }
-            let bw = 2 * g.border_width as i32;
-            let r = Rect::new(g.x as i32, g.y as i32, g.width as i32 + bw, g.height as i32 + bw);
-            if r.intersect(&bounds).is_some() {
-                return Ok(true);
-            }
-        }
-        Ok(false)
     }
 }
 
@@ -1861,54 +1544,6 @@ mod tests {
             }
         );
         assert!(plan_segments(&m, &[], &[h]).is_err());
-    }
-
-    /// Converts `data` into a fresh canvas of exactly its size.
-    fn convert(data: &[u8], w: usize, h: usize, f: &PixelFormat) -> GuiResult<Vec<u8>> {
-        let mut out = vec![0u8; w * h * 4];
-        zpixmap_into(data, w, h, f, &mut out, w, 0, 0)?;
-        Ok(out)
-    }
-
-    #[test]
-    fn zpixmap_conversion_handles_bgrx_and_padding() {
-        let f = PixelFormat {
-            bits_per_pixel: 32,
-            scanline_pad: 32,
-            msb_first: false,
-            masks: [0xff0000, 0xff00, 0xff],
-        };
-        let data = [0x30, 0x20, 0x10, 0x00, 0x03, 0x02, 0x01, 0xff];
-        let out = convert(&data, 2, 1, &f).expect("convert");
-        assert_eq!(out, vec![0x10, 0x20, 0x30, 255, 0x01, 0x02, 0x03, 255]);
-        // 16 bpp RGB565, one pixel per row padded to 4 bytes.
-        let f = PixelFormat {
-            bits_per_pixel: 16,
-            scanline_pad: 32,
-            msb_first: false,
-            masks: [0xf800, 0x07e0, 0x001f],
-        };
-        let out = convert(&[0x00, 0xf8, 0, 0, 0x1f, 0x00], 1, 2, &f).expect("convert");
-        assert_eq!(out, vec![255, 0, 0, 255, 0, 0, 255, 255]);
-        assert!(convert(&[0; 3], 2, 1, &f).is_err());
-    }
-
-    #[test]
-    fn a_block_lands_at_its_place_on_a_black_canvas() {
-        let f = PixelFormat {
-            bits_per_pixel: 32,
-            scanline_pad: 32,
-            msb_first: false,
-            masks: [0xff0000, 0xff00, 0xff],
-        };
-        let mut canvas = Canvas::new(3, 2, false);
-        let block = [9u8, 8, 7, 0, 9, 8, 7, 0];
-        zpixmap_into(&block, 2, 1, &f, &mut canvas.data, canvas.width, 1, 1).expect("fits");
-        assert_eq!(&canvas.data[16..24], &[7, 8, 9, 255, 7, 8, 9, 255]);
-        assert_eq!(&canvas.data[0..16], &[0, 0, 0, 255].repeat(4)[..]);
-        // A block that does not fit is refused, not written out of bounds.
-        assert!(zpixmap_into(&block, 2, 1, &f, &mut canvas.data, canvas.width, 2, 1).is_err());
-        assert!(zpixmap_into(&block, 2, 1, &f, &mut canvas.data, canvas.width, 0, 2).is_err());
     }
 
     #[test]

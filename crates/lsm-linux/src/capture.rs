@@ -1,0 +1,641 @@
+//! Capturing a window's client area.
+//!
+//! With the Composite extension the pixels come from the window's own off-screen pixmap
+//! (`NameWindowPixmap` of its top-level), so parts covered by other windows or lying off the
+//! screen show the window itself. A running compositor redirects every window already. Without
+//! one, a top-level is redirected here on its first capture, in Automatic mode: the X server
+//! keeps drawing it on the screen itself, so what a person sees does not change, and the window
+//! stays redirected while this connection lives (a compositor that starts later takes over with
+//! its Manual redirection; ours are then dropped). Redirecting exposes the parts that were not
+//! visible; that first capture waits, bounded, until the application has repainted them (Damage
+//! events). Without Composite the screen is read with GetImage and the capture says which parts
+//! cannot be the window's own.
+
+use super::{conn_err, id_err, is_not_found, reply_err, to_i16, win_err, X11Window, X11};
+use crate::shm;
+use lsm_core::{ErrorCode, GuiError, GuiResult, Rect, RgbaImage};
+use std::sync::atomic::Ordering;
+use std::sync::MutexGuard;
+use std::time::{Duration, Instant};
+use x11rb::connection::Connection;
+use x11rb::errors::ReplyError;
+use x11rb::protocol::composite::{ConnectionExt as _, Redirect};
+use x11rb::protocol::damage::{ConnectionExt as _, ReportLevel};
+use x11rb::protocol::xproto::{self, ConnectionExt as _, ImageFormat, ImageOrder, MapState, WindowClass};
+use x11rb::protocol::ErrorKind;
+
+/// Upper bound for the first capture after redirecting a covered or partly off-screen window
+/// to wait for the application to repaint what the redirection exposed.
+pub const REPAINT_WAIT: Duration = Duration::from_millis(500);
+/// Time without new damage that counts as "repainted".
+const REPAINT_QUIET: Duration = Duration::from_millis(60);
+const REPAINT_POLL: Duration = Duration::from_millis(5);
+/// Redirected top-levels remembered before the ones that no longer exist are pruned.
+const MAX_REDIRECTED: usize = 256;
+
+/// Why some pixels of a capture may not be the window's own.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Gap {
+    /// Other windows cover part of it and the screen was read: those parts show them.
+    /// `why` says why the window's own pixels could not be read.
+    Covered { why: String },
+    /// Part of it lies outside the screen and the screen was read: that part is black.
+    OffScreen { why: String },
+    /// Redirected just now: the application had not finished repainting its covered or
+    /// off-screen parts within [`REPAINT_WAIT`], so they may still show other windows or black.
+    NotRepainted,
+}
+
+/// A captured client area.
+#[derive(Debug, Clone)]
+pub struct Capture {
+    pub image: RgbaImage,
+    /// True when parts may show other windows instead of this one (see `gaps`).
+    pub occluded: bool,
+    /// The pixels were read from the window's own pixmap (covered and off-screen parts
+    /// included), not from the screen.
+    pub own_pixels: bool,
+    /// Where the image may differ from the window's own pixels, and why.
+    pub gaps: Vec<Gap>,
+}
+
+impl Capture {
+    fn new(image: RgbaImage, own_pixels: bool, gaps: Vec<Gap>) -> Capture {
+        let occluded = gaps
+            .iter()
+            .any(|g| matches!(g, Gap::Covered { .. } | Gap::NotRepainted));
+        Capture {
+            image,
+            occluded,
+            own_pixels,
+            gaps,
+        }
+    }
+}
+
+/// The error for capturing a minimized (or unmapped) window: it has no pixels at all.
+pub fn minimized_error(id: u32) -> GuiError {
+    GuiError::new(
+        ErrorCode::WindowMinimized,
+        format!(
+            "window 0x{id:x} is minimized (or on another workspace) and has no pixels to capture; restore it with \
+             gui_action [{{\"type\":\"focus\"}}] (no element_id), then call gui_state again"
+        ),
+    )
+}
+
+// ---------------------------------------------------------------- pixels (pure)
+
+/// How a GetImage reply lays out its pixels.
+#[derive(Debug, Clone, Copy)]
+struct PixelFormat {
+    bits_per_pixel: u8,
+    scanline_pad: u8,
+    msb_first: bool,
+    masks: [u32; 3],
+}
+
+fn channel(pixel: u32, mask: u32) -> u8 {
+    if mask == 0 {
+        return 0;
+    }
+    let shift = mask.trailing_zeros();
+    let bits = (mask >> shift).count_ones();
+    let v = (pixel & mask) >> shift;
+    if bits >= 8 {
+        (v >> (bits - 8)) as u8
+    } else {
+        // Scale small channels (e.g. 5 or 6 bits) to the full 0..255 range.
+        ((v * 255) / ((1 << bits) - 1)) as u8
+    }
+}
+
+/// Converts a Z-pixmap block (`width x height`, as the X server sent it) to RGBA, written into
+/// `dst` (an RGBA canvas `dst_width` pixels wide) with its top-left corner at `(x, y)`.
+#[allow(clippy::too_many_arguments)]
+fn zpixmap_into(
+    data: &[u8],
+    width: usize,
+    height: usize,
+    f: &PixelFormat,
+    dst: &mut [u8],
+    dst_width: usize,
+    x: usize,
+    y: usize,
+) -> GuiResult<()> {
+    let bytes_pp = match f.bits_per_pixel {
+        16 | 24 | 32 => f.bits_per_pixel as usize / 8,
+        other => {
+            return Err(GuiError::backend(format!(
+                "unsupported X image format: {other} bits per pixel"
+            )))
+        }
+    };
+    let pad = (f.scanline_pad.max(8) as usize) / 8;
+    let stride = (width * bytes_pp).div_ceil(pad) * pad;
+    if data.len() < stride * height.saturating_sub(1) + width * bytes_pp {
+        return Err(GuiError::backend(format!(
+            "X image has {} bytes, too few for {width}x{height}",
+            data.len()
+        )));
+    }
+    if x + width > dst_width || (y + height) * dst_width * 4 > dst.len() {
+        return Err(GuiError::backend("X image block does not fit its canvas"));
+    }
+    let bgrx = bytes_pp == 4 && !f.msb_first && f.masks == [0xff_0000, 0xff00, 0xff];
+    for row in 0..height {
+        let line = &data[row * stride..row * stride + width * bytes_pp];
+        let start = ((y + row) * dst_width + x) * 4;
+        let out = &mut dst[start..start + width * 4];
+        if bgrx {
+            // The usual 24/32-bit layout: a byte shuffle the compiler vectorises.
+            for (o, px) in out.chunks_exact_mut(4).zip(line.chunks_exact(4)) {
+                o.copy_from_slice(&[px[2], px[1], px[0], 255]);
+            }
+            continue;
+        }
+        for (o, px) in out.chunks_exact_mut(4).zip(line.chunks_exact(bytes_pp)) {
+            let mut v: u32 = 0;
+            for (i, &b) in px.iter().enumerate() {
+                let shift = if f.msb_first {
+                    (bytes_pp - 1 - i) * 8
+                } else {
+                    i * 8
+                };
+                v |= (b as u32) << shift;
+            }
+            o.copy_from_slice(&[
+                channel(v, f.masks[0]),
+                channel(v, f.masks[1]),
+                channel(v, f.masks[2]),
+                255,
+            ]);
+        }
+    }
+    Ok(())
+}
+
+/// An RGBA canvas the size of a window, black where nothing was captured.
+struct Canvas {
+    data: Vec<u8>,
+    width: usize,
+    height: usize,
+}
+
+impl Canvas {
+    /// `full`: every pixel will be written (no need to paint it black first).
+    fn new(width: usize, height: usize, full: bool) -> Canvas {
+        let mut data = vec![0u8; width * height * 4];
+        if !full {
+            for px in data.chunks_exact_mut(4) {
+                px[3] = 255;
+            }
+        }
+        Canvas { data, width, height }
+    }
+
+    fn into_image(self) -> GuiResult<RgbaImage> {
+        RgbaImage::new(self.width as u32, self.height as u32, self.data)
+    }
+}
+
+// ---------------------------------------------------------------- capture
+
+impl X11 {
+    /// Captures the client area of `id` as RGBA, `bounds.width x bounds.height`.
+    pub fn capture(&self, id: u32) -> GuiResult<Capture> {
+        let w = self
+            .window(id)?
+            .ok_or_else(|| GuiError::window_not_found(&format!("0x{id:x}")))?;
+        self.capture_window(&w)
+    }
+
+    /// Captures a window just read with [`X11::window`] (no second read of its properties).
+    pub fn capture_window(&self, w: &X11Window) -> GuiResult<Capture> {
+        let id = w.id;
+        if w.minimized {
+            return Err(minimized_error(id));
+        }
+        if w.bounds.is_empty() {
+            return Err(GuiError::backend(format!("window 0x{id:x} has an empty area")));
+        }
+        if !self.has_composite {
+            return self.capture_direct(id, w.bounds, "the X server has no Composite extension");
+        }
+        let top = self.toplevel_of(id)?;
+        if self.compositor_running()? {
+            // The compositor redirects every window itself (and may unredirect a full-screen
+            // one for speed, which a redirection of ours would defeat).
+            self.release_redirects();
+            return match self.capture_pixmap(id, top, w.bounds) {
+                Ok(image) => Ok(Capture::new(image, true, Vec::new())),
+                Err(e) if is_not_found(&e) => Err(e),
+                Err(e) => {
+                    tracing::debug!("composite capture of 0x{id:x} failed: {e}");
+                    self.capture_direct(
+                        id,
+                        w.bounds,
+                        "the compositor does not keep this window's contents (unredirected, e.g. full screen)",
+                    )
+                }
+            };
+        }
+        let mut last = None;
+        for _ in 0..2 {
+            let gaps = if self.is_redirected(top) {
+                Vec::new()
+            } else {
+                self.redirect(top, id, w.bounds)?.into_iter().collect()
+            };
+            match self.capture_pixmap(id, top, w.bounds) {
+                Ok(image) => return Ok(Capture::new(image, true, gaps)),
+                Err(e) if is_not_found(&e) => return Err(e),
+                Err(e) => {
+                    // Not redirected after all: the window we redirected was destroyed and its
+                    // id reused. Once more from the start.
+                    tracing::debug!("pixmap capture of 0x{id:x} (top-level 0x{top:x}) failed: {e}");
+                    self.lock_redirected().remove(&top);
+                    last = Some(e);
+                }
+            }
+        }
+        let why = format!(
+            "the window could not be redirected for capture ({})",
+            last.map(|e| e.message).unwrap_or_default()
+        );
+        self.capture_direct(id, w.bounds, &why)
+    }
+
+    fn lock_redirected(&self) -> MutexGuard<'_, std::collections::HashSet<u32>> {
+        self.redirected.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn is_redirected(&self, top: u32) -> bool {
+        self.lock_redirected().contains(&top)
+    }
+
+    /// Redirects `top` (Automatic) and, when parts of the window were not visible (covered or
+    /// off screen), waits for the application to repaint them. `Some(NotRepainted)` when it
+    /// did not within [`REPAINT_WAIT`].
+    fn redirect(&self, top: u32, id: u32, bounds: Rect) -> GuiResult<Option<Gap>> {
+        let exposes = !self.fully_visible(id, bounds)?;
+        let damage = if exposes && self.has_damage {
+            let d = self.conn.generate_id().map_err(id_err)?;
+            self.conn
+                .damage_create(d, top, ReportLevel::NON_EMPTY)
+                .map_err(conn_err)?;
+            Some(d)
+        } else {
+            None
+        };
+        let redirected = self
+            .conn
+            .composite_redirect_window(top, Redirect::AUTOMATIC)
+            .map_err(conn_err)?
+            .check();
+        if let Err(e) = redirected {
+            if let Some(d) = damage {
+                let _ = self.conn.damage_destroy(d);
+            }
+            return Err(win_err(top, "CompositeRedirectWindow", e));
+        }
+        self.remember_redirect(top);
+        tracing::debug!("redirected top-level 0x{top:x} of 0x{id:x} for capture (exposes: {exposes})");
+        if !exposes {
+            return Ok(None);
+        }
+        let Some(d) = damage else {
+            // No Damage extension: nothing tells us when the repaint is done.
+            std::thread::sleep(REPAINT_QUIET);
+            return Ok(Some(Gap::NotRepainted));
+        };
+        let settled = self.wait_repaint(d);
+        let _ = self.conn.damage_destroy(d);
+        Ok((!settled?).then_some(Gap::NotRepainted))
+    }
+
+    /// Waits until damage has been reported on the window and then none for `REPAINT_QUIET`;
+    /// false when that did not happen within `REPAINT_WAIT`.
+    fn wait_repaint(&self, damage: u32) -> GuiResult<bool> {
+        let start = Instant::now();
+        let mut seen = self.damage_events.load(Ordering::Relaxed);
+        let mut last: Option<Instant> = None;
+        loop {
+            self.sync()?;
+            self.pump();
+            let now = Instant::now();
+            let n = self.damage_events.load(Ordering::Relaxed);
+            if n != seen {
+                seen = n;
+                last = Some(now);
+                // Re-arms the NonEmpty report for the next drawing.
+                self.conn
+                    .damage_subtract(damage, x11rb::NONE, x11rb::NONE)
+                    .map_err(conn_err)?;
+            }
+            if last.is_some_and(|t| now - t >= REPAINT_QUIET) {
+                tracing::debug!("repainted after {:?}", start.elapsed());
+                return Ok(true);
+            }
+            if now - start >= REPAINT_WAIT {
+                tracing::debug!(
+                    "no complete repaint within {REPAINT_WAIT:?} (damage seen: {})",
+                    last.is_some()
+                );
+                return Ok(false);
+            }
+            std::thread::sleep(REPAINT_POLL);
+        }
+    }
+
+    fn remember_redirect(&self, top: u32) {
+        let mut set = self.lock_redirected();
+        if set.len() >= MAX_REDIRECTED {
+            // Destroyed windows take their redirection with them: forget those.
+            let alive: Vec<u32> = set
+                .iter()
+                .copied()
+                .filter(|&w| {
+                    self.conn
+                        .get_geometry(w)
+                        .map(|c| c.reply().is_ok())
+                        .unwrap_or(false)
+                })
+                .collect();
+            set.clear();
+            set.extend(alive);
+        }
+        set.insert(top);
+    }
+
+    /// Drops our redirections (a compositor now does it, and must be free to unredirect).
+    fn release_redirects(&self) {
+        let mut set = self.lock_redirected();
+        if set.is_empty() {
+            return;
+        }
+        for &w in set.iter() {
+            let _ = self.conn.composite_unredirect_window(w, Redirect::AUTOMATIC);
+        }
+        let _ = self.conn.flush();
+        tracing::debug!("a compositor runs: released {} redirection(s)", set.len());
+        set.clear();
+    }
+
+    /// True when the whole window is on screen and no window above it overlaps it.
+    fn fully_visible(&self, id: u32, bounds: Rect) -> GuiResult<bool> {
+        let screen = self.screen_rect()?;
+        Ok(screen.intersect(&bounds) == Some(bounds) && !self.is_overlapped(id, bounds)?)
+    }
+
+    /// Reads the client area out of the top-level's off-screen pixmap.
+    fn capture_pixmap(&self, id: u32, top: u32, bounds: Rect) -> GuiResult<RgbaImage> {
+        let tg = self.geometry(top)?;
+        let bw = tg.border_width as i32;
+        // The pixmap covers the top-level's border too; tg.x/y is its outer corner.
+        let (ox, oy) = (bounds.x - tg.x as i32, bounds.y - tg.y as i32);
+        let pix_rect = Rect::new(0, 0, tg.width as i32 + 2 * bw, tg.height as i32 + 2 * bw);
+        let want = Rect::new(ox, oy, bounds.width, bounds.height);
+        let clip = pix_rect
+            .intersect(&want)
+            .ok_or_else(|| GuiError::backend(format!("window 0x{id:x} lies outside its frame's pixmap")))?;
+        let pixmap = self.conn.generate_id().map_err(id_err)?;
+        self.conn
+            .composite_name_window_pixmap(top, pixmap)
+            .map_err(conn_err)?
+            .check()
+            .map_err(|e| match e {
+                // BadMatch: not redirected.
+                ReplyError::X11Error(ref x) if x.error_kind == ErrorKind::Match => {
+                    GuiError::backend(format!("top-level 0x{top:x} is not redirected"))
+                }
+                e => win_err(top, "CompositeNameWindowPixmap", e),
+            })?;
+        let at = clip.translate(-ox, -oy);
+        let mut canvas = Canvas::new(
+            bounds.width as usize,
+            bounds.height as usize,
+            at == Rect::new(0, 0, bounds.width, bounds.height),
+        );
+        let read = self.read_image(pixmap, clip, &mut canvas, at);
+        let _ = self.conn.free_pixmap(pixmap);
+        read?;
+        canvas.into_image()
+    }
+
+    /// GetImage of the window itself: only the part on screen can be read, and covered parts
+    /// show what covers them. `why`: why the window's own pixmap could not be used.
+    fn capture_direct(&self, id: u32, bounds: Rect, why: &str) -> GuiResult<Capture> {
+        let screen = self.screen_rect()?;
+        let visible = screen.intersect(&bounds).ok_or_else(|| {
+            GuiError::new(
+                ErrorCode::OutOfBounds,
+                format!("window 0x{id:x} lies entirely off screen and {why}, so it cannot be captured"),
+            )
+        })?;
+        let local = visible.translate(-bounds.x, -bounds.y);
+        let mut canvas = Canvas::new(bounds.width as usize, bounds.height as usize, visible == bounds);
+        self.read_image(id, local, &mut canvas, local).map_err(|e| {
+            if is_not_found(&e) {
+                e
+            } else {
+                GuiError::backend(format!("capture of 0x{id:x}: {}", e.message))
+            }
+        })?;
+        let image = canvas.into_image()?;
+        let mut gaps = Vec::new();
+        if visible != bounds {
+            gaps.push(Gap::OffScreen { why: why.to_owned() });
+        }
+        if self.is_overlapped(id, bounds)? {
+            gaps.push(Gap::Covered { why: why.to_owned() });
+        }
+        Ok(Capture::new(image, false, gaps))
+    }
+
+    /// Reads `r` of `drawable` into `canvas` at `at` (canvas pixels), as RGBA.
+    fn read_image(&self, drawable: u32, r: Rect, canvas: &mut Canvas, at: Rect) -> GuiResult<()> {
+        let area = (to_i16(r.x), to_i16(r.y), r.width as u16, r.height as u16);
+        let (w, h) = (r.width.max(0) as usize, r.height.max(0) as usize);
+        let (x, y) = (at.x.max(0) as usize, at.y.max(0) as usize);
+        if let Some(done) = self.read_image_shm(drawable, area, |data, depth, visual| {
+            let format = self.pixel_format(depth, visual)?;
+            zpixmap_into(data, w, h, &format, &mut canvas.data, canvas.width, x, y)
+        }) {
+            return done;
+        }
+        let reply = self
+            .conn
+            .get_image(
+                ImageFormat::Z_PIXMAP,
+                drawable,
+                area.0,
+                area.1,
+                area.2,
+                area.3,
+                !0,
+            )
+            .map_err(conn_err)?
+            .reply()
+            .map_err(|e| win_err(drawable, "GetImage", e))?;
+        let format = self.pixel_format(reply.depth, reply.visual)?;
+        zpixmap_into(&reply.data, w, h, &format, &mut canvas.data, canvas.width, x, y)
+    }
+
+    /// Reads through MIT-SHM and hands the bytes, still in the shared memory, to `convert`;
+    /// None when SHM is off or failed (then plain GetImage runs, which also reports a vanished
+    /// window properly).
+    fn read_image_shm(
+        &self,
+        drawable: u32,
+        area: (i16, i16, u16, u16),
+        convert: impl FnOnce(&[u8], u8, u32) -> GuiResult<()>,
+    ) -> Option<GuiResult<()>> {
+        if !self.shm_usable.load(Ordering::Relaxed) {
+            return None;
+        }
+        // Z-pixmaps of the depths in use take at most 4 bytes a pixel.
+        let need = area.2 as usize * area.3 as usize * 4;
+        let mut slot = self.shm_segment.lock().unwrap_or_else(|p| p.into_inner());
+        if slot.as_ref().is_none_or(|s| s.len() < need) {
+            if let Some(old) = slot.take() {
+                old.detach(&self.conn);
+            }
+            // Room for some growth, so a slightly larger window does not remap.
+            match shm::Segment::new(&self.conn, need + need / 4) {
+                Ok(seg) => *slot = Some(seg),
+                Err(e) => {
+                    tracing::debug!("MIT-SHM off: {e}");
+                    self.shm_usable.store(false, Ordering::Relaxed);
+                    return None;
+                }
+            }
+        }
+        let seg = slot.as_ref()?;
+        match seg.get_image(&self.conn, drawable, area) {
+            Ok(img) => Some(convert(img.data, img.depth, img.visual)),
+            Err(e) => {
+                tracing::debug!("ShmGetImage of 0x{drawable:x} failed ({e}); using GetImage");
+                None
+            }
+        }
+    }
+
+    /// Pixel layout for `depth`; channel masks from `visual`, else any TrueColor visual of it.
+    fn pixel_format(&self, depth: u8, visual: u32) -> GuiResult<PixelFormat> {
+        let setup = self.conn.setup();
+        let fmt = setup
+            .pixmap_formats
+            .iter()
+            .find(|f| f.depth == depth)
+            .ok_or_else(|| GuiError::backend(format!("X server has no pixmap format for depth {depth}")))?;
+        let visuals = || {
+            setup
+                .roots
+                .iter()
+                .flat_map(|s| &s.allowed_depths)
+                .filter(|d| d.depth == depth)
+                .flat_map(|d| &d.visuals)
+        };
+        let vt = visuals()
+            .find(|v| v.visual_id == visual)
+            .or_else(|| visuals().find(|v| v.class == xproto::VisualClass::TRUE_COLOR))
+            .ok_or_else(|| GuiError::backend(format!("no TrueColor visual for depth {depth}")))?;
+        Ok(PixelFormat {
+            bits_per_pixel: fmt.bits_per_pixel,
+            scanline_pad: fmt.scanline_pad,
+            msb_first: setup.image_byte_order == ImageOrder::MSB_FIRST,
+            masks: [vt.red_mask, vt.green_mask, vt.blue_mask],
+        })
+    }
+
+    /// True if a viewable window stacked above `id`'s top-level overlaps `bounds`.
+    fn is_overlapped(&self, id: u32, bounds: Rect) -> GuiResult<bool> {
+        let top = self.toplevel_of(id)?;
+        let tree = self
+            .conn
+            .query_tree(self.root)
+            .map_err(conn_err)?
+            .reply()
+            .map_err(|e| reply_err("QueryTree", e))?;
+        let above = match tree.children.iter().position(|&c| c == top) {
+            Some(i) => &tree.children[i + 1..],
+            None => return Ok(false),
+        };
+        let mut cookies = Vec::with_capacity(above.len());
+        for &w in above {
+            cookies.push((
+                self.conn.get_window_attributes(w).map_err(conn_err)?,
+                self.conn.get_geometry(w).map_err(conn_err)?,
+            ));
+        }
+        for (attrs, geom) in cookies {
+            // Windows closing meanwhile simply do not count.
+            let (Ok(a), Ok(g)) = (attrs.reply(), geom.reply()) else {
+                continue;
+            };
+            if a.map_state != MapState::VIEWABLE || a.class != WindowClass::INPUT_OUTPUT {
+                continue;
+            }
+            let bw = 2 * g.border_width as i32;
+            let r = Rect::new(g.x as i32, g.y as i32, g.width as i32 + bw, g.height as i32 + bw);
+            if r.intersect(&bounds).is_some() {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Converts `data` into a fresh canvas of exactly its size.
+    fn convert(data: &[u8], w: usize, h: usize, f: &PixelFormat) -> GuiResult<Vec<u8>> {
+        let mut out = vec![0u8; w * h * 4];
+        zpixmap_into(data, w, h, f, &mut out, w, 0, 0)?;
+        Ok(out)
+    }
+
+    #[test]
+    fn zpixmap_conversion_handles_bgrx_and_padding() {
+        let f = PixelFormat {
+            bits_per_pixel: 32,
+            scanline_pad: 32,
+            msb_first: false,
+            masks: [0xff0000, 0xff00, 0xff],
+        };
+        let data = [0x30, 0x20, 0x10, 0x00, 0x03, 0x02, 0x01, 0xff];
+        let out = convert(&data, 2, 1, &f).expect("convert");
+        assert_eq!(out, vec![0x10, 0x20, 0x30, 255, 0x01, 0x02, 0x03, 255]);
+        // 16 bpp RGB565, one pixel per row padded to 4 bytes.
+        let f = PixelFormat {
+            bits_per_pixel: 16,
+            scanline_pad: 32,
+            msb_first: false,
+            masks: [0xf800, 0x07e0, 0x001f],
+        };
+        let out = convert(&[0x00, 0xf8, 0, 0, 0x1f, 0x00], 1, 2, &f).expect("convert");
+        assert_eq!(out, vec![255, 0, 0, 255, 0, 0, 255, 255]);
+        assert!(convert(&[0; 3], 2, 1, &f).is_err());
+    }
+
+    #[test]
+    fn a_block_lands_at_its_place_on_a_black_canvas() {
+        let f = PixelFormat {
+            bits_per_pixel: 32,
+            scanline_pad: 32,
+            msb_first: false,
+            masks: [0xff0000, 0xff00, 0xff],
+        };
+        let mut canvas = Canvas::new(3, 2, false);
+        let block = [9u8, 8, 7, 0, 9, 8, 7, 0];
+        zpixmap_into(&block, 2, 1, &f, &mut canvas.data, canvas.width, 1, 1).expect("fits");
+        assert_eq!(&canvas.data[16..24], &[7, 8, 9, 255, 7, 8, 9, 255]);
+        assert_eq!(&canvas.data[0..16], &[0, 0, 0, 255].repeat(4)[..]);
+        // A block that does not fit is refused, not written out of bounds.
+        assert!(zpixmap_into(&block, 2, 1, &f, &mut canvas.data, canvas.width, 2, 1).is_err());
+        assert!(zpixmap_into(&block, 2, 1, &f, &mut canvas.data, canvas.width, 0, 2).is_err());
+    }
+}
