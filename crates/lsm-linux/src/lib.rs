@@ -4,8 +4,11 @@
 
 pub mod atspi;
 pub mod backend;
+mod cache;
+mod list;
 pub mod session;
 mod shm;
+mod walk;
 pub mod x11;
 
 use async_trait::async_trait;
