@@ -4,6 +4,7 @@
 
 pub mod atspi;
 pub mod backend;
+mod perform;
 pub mod session;
 mod shm;
 pub mod x11;
