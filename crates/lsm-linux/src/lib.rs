@@ -6,6 +6,7 @@ pub mod atspi;
 pub mod backend;
 mod cache;
 mod list;
+mod perform;
 pub mod session;
 mod shm;
 mod walk;
