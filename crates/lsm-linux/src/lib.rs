@@ -4,8 +4,12 @@
 
 pub mod atspi;
 pub mod backend;
+mod cache;
+mod list;
+mod perform;
 pub mod session;
 mod shm;
+mod walk;
 pub mod x11;
 
 use async_trait::async_trait;
