@@ -23,6 +23,9 @@ fn window(bounds: Rect) -> WindowInfo {
         focused: true,
         minimized: false,
         accessible: true,
+        transient_for: None,
+        modal: false,
+        blocked_by: None,
     }
 }
 

@@ -4,6 +4,8 @@
 
 pub mod atspi;
 pub mod backend;
+mod frames;
+mod modal;
 pub mod session;
 mod shm;
 pub mod x11;
