@@ -4,10 +4,14 @@
 
 pub mod atspi;
 pub mod backend;
+mod cache;
 mod frames;
+mod list;
 mod modal;
+mod perform;
 pub mod session;
 mod shm;
+mod walk;
 pub mod x11;
 
 use async_trait::async_trait;
