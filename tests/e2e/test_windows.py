@@ -221,3 +221,16 @@ def test_modal_save_as_blocks_the_main_window(lsm_stdio, mousepad, probe, tmp_pa
     # The main window takes input again.
     listed = {w["window_id"]: w for w in windows(s)}
     assert "blocked_by" not in listed[main["window_id"]], listed[main["window_id"]]
+
+
+# ------------------------------------------------------------------ the contract says so
+def test_tools_list_describes_dialogs_and_blocking(lsm_stdio):
+    import json
+
+    tools = {t.name: t for t in lsm_stdio.list_tools()}
+    listed = json.dumps(tools["gui_list"].output_schema)
+    for field in ("transient_for", "modal", "blocked_by"):
+        assert f'"{field}"' in listed, f"gui_list's output schema lacks {field}"
+    assert "blocked_by" in tools["gui_list"].description
+    assert "WINDOW_BLOCKED" in tools["gui_action"].description
+    assert '"blocked_by"' in json.dumps(tools["gui_state"].output_schema)
