@@ -234,3 +234,47 @@ def test_tools_list_describes_dialogs_and_blocking(lsm_stdio):
     assert "blocked_by" in tools["gui_list"].description
     assert "WINDOW_BLOCKED" in tools["gui_action"].description
     assert '"blocked_by"' in json.dumps(tools["gui_state"].output_schema)
+
+
+# ------------------------------------------------------------------ the same on Qt
+@pytest.fixture
+def qttree(ensure_app, stop_app):
+    stop_app("qttree")
+    pid = ensure_app("qttree")
+    yield pid
+    stop_app("qttree")
+
+
+def test_qt_modal_dialog_blocks_its_window_until_closed(lsm_stdio, qttree, probe):
+    s = lsm_stdio
+    pid = qttree
+    main = wait_for(lambda: [w for w in windows(s) if w["pid"] == pid and w["title"] == "lsm qt tree"],
+                    timeout=20, what="the Qt tree window")[0]
+    st = observe(s, main)
+    # File > Open dialog... from the keyboard (QDialog.exec_: a nested event loop).
+    act(s, st, [{"type": "key", "keys": "alt+f"}, {"type": "wait", "seconds": 0.5}, {"type": "key", "keys": "Return"}])
+    dialog = wait_for(lambda: [w for w in windows(s) if w["title"] == "lsm modal dialog"], timeout=10,
+                      what="the Qt modal dialog")[0]
+    assert xsearch("lsm modal dialog") == [dialog["window_id"]]
+    assert dialog["modal"] is True and dialog["transient_for"] == main["window_id"], dialog
+    listed = {w["window_id"]: w for w in windows(s)}
+    assert listed[main["window_id"]]["blocked_by"] == dialog["window_id"]
+
+    # The window's observation says it is blocked; a click on its File menu by id is refused.
+    st2 = observe(s, main)
+    assert st2["window"]["blocked_by"] == dialog["window_id"]
+    file_menu = [e for e in st2["elements"] if e["name"] == "File" and "menu" in e["role"]][0]
+    res = act_raw(s, st2, [{"type": "click", "element_id": file_menu["id"]}])
+    assert err_code(res) == "WINDOW_BLOCKED", text_of(res)
+    assert '"lsm modal dialog"' in err_message(res)
+    time.sleep(0.5)
+    assert not showing_popups(probe, pid), "a menu opened behind the dialog"
+
+    # Closing the dialog (acting on it) unblocks the window.
+    st = observe(s, dialog)
+    act(s, st, [{"type": "key", "keys": "Escape"}])
+    wait_for(lambda: not xsearch("lsm modal dialog"), timeout=10, what="the dialog closed")
+    wait_for(lambda: "blocked_by" not in {w["window_id"]: w for w in windows(s)}[main["window_id"]],
+             timeout=5, what="the window unblocked")
+    st = observe(s, main)
+    assert "blocked_by" not in st["window"]
