@@ -140,10 +140,18 @@ def restart_app(key: str = "testapp", timeout: float = 120) -> int:
     return int(r.stdout.strip().splitlines()[-1])
 
 
+# Apps that ensure_app started during the current test module: stopped when the module ends
+# (an autouse fixture below), so a big window (Writer, Firefox) never covers another module's.
+_STARTED_IN_MODULE: list[str] = []
+
+
 def ensure_app(key: str, *args: str, timeout: float = 180) -> int:
     """Start a bed app unless it already runs (args: its command line, e.g. a file or URL; used
     only when it starts), wait until it is registered on AT-SPI and placed; its pid. The heavy
-    applications (writer, firefox, ...) are not in the default bed: tests start them so."""
+    applications (writer, firefox, ...) are not in the default bed: tests start them so, and
+    what a module started is stopped when that module's tests are done."""
+    if app_pid(key) is None and key not in _STARTED_IN_MODULE:
+        _STARTED_IN_MODULE.append(key)
     r = _bed("ensure-app", key, *args, timeout=timeout)
     if r.returncode != 0:
         raise RuntimeError(f"desktop.sh ensure-app {key} failed:\n{r.stderr[-3000:]}")
@@ -197,6 +205,19 @@ def probe():
 def _restart_app_fixture():
     """restart_app(key) -> new pid (tests that close or destroy things restore the app so)."""
     return restart_app
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _stop_apps_started_by_the_module():
+    """Stops, after each test module, the apps its tests started with ensure_app."""
+    _STARTED_IN_MODULE.clear()
+    yield
+    for key in reversed(_STARTED_IN_MODULE):
+        try:
+            stop_app(key)
+        except Exception as e:  # noqa: BLE001 - cleanup must not fail the next module
+            print(f"stop_app({key}) after the module: {e}")
+    _STARTED_IN_MODULE.clear()
 
 
 @pytest.fixture(name="ensure_app")
