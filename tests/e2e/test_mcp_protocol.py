@@ -31,7 +31,8 @@ ACTION_TYPES = {"click", "double_click", "right_click", "move", "scroll", "drag"
                 "set_value", "focus", "wait"}
 ERROR_CODES = {"GUI_UNAVAILABLE", "MACHINE_UNKNOWN", "MACHINE_OFFLINE", "WINDOW_NOT_FOUND",
                "STATE_NOT_FOUND", "STATE_EXPIRED", "STATE_CONSUMED", "WINDOW_MISMATCH",
-               "WINDOW_CHANGED", "WINDOW_MINIMIZED", "OUT_OF_BOUNDS", "ELEMENT_NOT_FOUND", "ELEMENT_STALE",
+               "WINDOW_CHANGED", "WINDOW_MINIMIZED", "WINDOW_BLOCKED", "OUT_OF_BOUNDS", "ELEMENT_NOT_FOUND",
+               "ELEMENT_STALE",
                "INVALID_ARGUMENT", "UNSUPPORTED_ACTION", "LIMIT_EXCEEDED", "PERMISSION_DENIED",
                "TIMEOUT", "BACKEND_ERROR"}
 

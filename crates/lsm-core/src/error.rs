@@ -17,6 +17,8 @@ pub enum ErrorCode {
     WindowMismatch,
     WindowChanged,
     WindowMinimized,
+    /// A modal dialog blocks the window: nothing was done; act on the dialog.
+    WindowBlocked,
     OutOfBounds,
     ElementNotFound,
     ElementStale,
@@ -42,6 +44,7 @@ impl ErrorCode {
             Self::WindowMismatch => "WINDOW_MISMATCH",
             Self::WindowChanged => "WINDOW_CHANGED",
             Self::WindowMinimized => "WINDOW_MINIMIZED",
+            Self::WindowBlocked => "WINDOW_BLOCKED",
             Self::OutOfBounds => "OUT_OF_BOUNDS",
             Self::ElementNotFound => "ELEMENT_NOT_FOUND",
             Self::ElementStale => "ELEMENT_STALE",
@@ -97,6 +100,18 @@ impl GuiError {
             ErrorCode::Timeout,
             format!("{what} timed out; the application may be busy, try again"),
         )
+    }
+    /// A modal dialog (`dialog_id`, titled `dialog_title` when known) blocks `window_id`.
+    pub fn window_blocked(window_id: &str, dialog_id: &str, dialog_title: Option<&str>) -> Self {
+        let title = dialog_title.map(|t| format!(" {t:?}")).unwrap_or_default();
+        Self::new(
+            ErrorCode::WindowBlocked,
+            format!(
+                "window {window_id} is blocked by modal dialog {dialog_id}{title}; nothing was done: \
+                 act on that window (gui_state {dialog_id}), or close it to use this one"
+            ),
+        )
+        .with_details(serde_json::json!({ "blocked_by": dialog_id }))
     }
     pub fn window_not_found(window_id: &str) -> Self {
         Self::new(

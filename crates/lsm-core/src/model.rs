@@ -21,6 +21,17 @@ pub struct WindowInfo {
     pub minimized: bool,
     /// Whether an accessibility tree was found for the window.
     pub accessible: bool,
+    /// For a dialog: the `window_id` of the window it belongs to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transient_for: Option<String>,
+    /// A modal dialog: the window it belongs to (or, with no `transient_for`, the rest of its
+    /// application) takes no input until it is closed.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub modal: bool,
+    /// The modal dialog that blocks this window: observe and act on that window instead
+    /// (actions here are refused with `WINDOW_BLOCKED`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub blocked_by: Option<String>,
 }
 
 /// Which backend serves a machine and what it can do.

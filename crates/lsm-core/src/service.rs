@@ -771,6 +771,13 @@ impl LocalGui {
                     Err(e) => return Err(fail(e, &results)),
                 }
             };
+            // A freshly read window says whether a modal dialog blocks it; refuse before any
+            // input is lost (element-only actions are checked by the backend's perform).
+            if let (false, Some(dialog)) = (by_element, &current.blocked_by) {
+                let title = backend.window(dialog).await.ok().map(|d| d.title);
+                let e = GuiError::window_blocked(&window_id, dialog, title.as_deref());
+                return Err(fail(e, &results));
+            }
             if !spec.points().is_empty() && current.bounds != obs.window.bounds {
                 let e = GuiError::new(
                     ErrorCode::WindowChanged,

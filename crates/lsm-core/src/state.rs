@@ -170,6 +170,9 @@ mod tests {
             focused: true,
             minimized: false,
             accessible: true,
+            transient_for: None,
+            modal: false,
+            blocked_by: None,
         }
     }
 

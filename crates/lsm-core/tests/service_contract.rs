@@ -11,6 +11,8 @@ struct Fake {
     bounds: Mutex<Option<Rect>>,
     performed: Mutex<Vec<BackendAction>>,
     fail_on: Mutex<Option<usize>>,
+    /// A modal dialog blocking the window, as the backend reports it.
+    blocked_by: Mutex<Option<String>>,
 }
 
 fn window(bounds: Rect) -> WindowInfo {
@@ -23,6 +25,9 @@ fn window(bounds: Rect) -> WindowInfo {
         focused: true,
         minimized: false,
         accessible: true,
+        transient_for: None,
+        modal: false,
+        blocked_by: None,
     }
 }
 
@@ -42,7 +47,10 @@ impl DesktopBackend for Fake {
     }
     async fn window(&self, id: &str) -> GuiResult<WindowInfo> {
         match *self.bounds.lock().unwrap() {
-            Some(b) if id == "0x1" => Ok(window(b)),
+            Some(b) if id == "0x1" => Ok(WindowInfo {
+                blocked_by: self.blocked_by.lock().unwrap().clone(),
+                ..window(b)
+            }),
             _ => Err(GuiError::window_not_found(id)),
         }
     }
@@ -357,4 +365,18 @@ async fn a_frame_carries_its_geometry_and_is_skipped_when_unchanged() {
         .expect("frame");
     assert!(!moved.unchanged);
     assert_ne!(moved.etag, first.etag);
+}
+
+#[tokio::test]
+async fn an_action_on_a_window_a_modal_dialog_blocks_is_refused_before_it_runs() {
+    let (fake, gui) = setup(Duration::from_secs(30));
+    let st = observe(&gui).await;
+    *fake.blocked_by.lock().unwrap() = Some("0x2".into());
+    let e = act(&gui, &st.state_id, "0x1", json!([{"type": "click", "x": 5, "y": 5}]))
+        .await
+        .unwrap_err();
+    assert_eq!(e.code, ErrorCode::WindowBlocked);
+    assert!(e.message.contains("0x2") && e.message.contains("gui_state 0x2"), "{}", e.message);
+    assert!(fake.performed.lock().unwrap().is_empty(), "nothing may run");
+    assert_eq!(ErrorCode::WindowBlocked.as_str(), "WINDOW_BLOCKED");
 }

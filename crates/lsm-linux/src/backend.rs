@@ -1,7 +1,9 @@
 //! `DesktopBackend` for an X11 session: windows, capture and raw input from X11, elements and
-//! semantic actions from AT-SPI, joined by process id and title.
+//! semantic actions from AT-SPI, joined by process id, title and geometry (`frames.rs`).
 
 use crate::atspi::{Atspi, CoordKind, FrameInfo, ObjRef, RawNode, WalkOptions};
+use crate::frames::{self, Doubt, Geometry, WindowGeom};
+use crate::modal;
 use crate::session::Session;
 use crate::x11::{Capture, Gap, X11Window, X11};
 use async_trait::async_trait;
@@ -220,6 +222,22 @@ pub struct LinuxBackend {
     display_scale: f64,
     /// Per-window scale found when the window was observed.
     scales: Mutex<HashMap<u32, f64>>,
+    /// Window -> AT-SPI frame, remembered when a match was certain; a tie-breaker for later
+    /// matches, used only while the frame is still among the application's top-levels.
+    known_frames: Mutex<HashMap<u32, ObjRef>>,
+}
+
+/// Bound on remembered window -> frame links (cleared when reached).
+const MAX_KNOWN_FRAMES: usize = 512;
+
+/// What `find_frame` found for a window.
+#[derive(Debug, Clone)]
+struct Found {
+    frame: FrameInfo,
+    rule: CoordRule,
+    popups: Vec<FrameInfo>,
+    /// Why the frame may be another window's (said in the observation's notes).
+    doubt: Option<String>,
 }
 
 impl LinuxBackend {
@@ -268,6 +286,7 @@ impl LinuxBackend {
             a11y_pids: Mutex::default(),
             display_scale,
             scales: Mutex::default(),
+            known_frames: Mutex::default(),
         })
     }
 
@@ -337,7 +356,27 @@ impl LinuxBackend {
             focused: w.focused,
             minimized: w.minimized,
             accessible: w.pid.is_some_and(|p| a11y.contains(&p)),
+            transient_for: w.transient_for.map(format_window_id),
+            modal: w.modal,
+            blocked_by: None,
         }
+    }
+
+    /// The modal dialog that blocks window `xid` now (two X11 round trips), if any.
+    async fn blocker_of(&self, xid: u32, pid: Option<u32>) -> GuiResult<Option<u32>> {
+        let (stacking, modals) = self.x(|x| x.modal_windows()).await?;
+        Ok(modal::blocker(xid, pid, &stacking, &modals))
+    }
+
+    /// `WINDOW_BLOCKED` for `window_id`, naming the dialog and its title.
+    async fn blocked(&self, window_id: &str, dialog: u32) -> GuiError {
+        let title = self
+            .x(move |x| x.window(dialog))
+            .await
+            .ok()
+            .flatten()
+            .map(|w| w.title);
+        GuiError::window_blocked(window_id, &format_window_id(dialog), title.as_deref())
     }
 
     pub(crate) async fn x11_window(&self, window_id: &str) -> GuiResult<View> {
@@ -349,25 +388,84 @@ impl LinuxBackend {
         Ok(self.view(win))
     }
 
-    /// The AT-SPI frame of an X11 window (same process, then same title, then best geometry),
-    /// and the showing popups of the same application (open menus, which X11 keeps in
-    /// override-redirect windows of their own).
-    async fn find_frame(&self, win: &X11Window) -> GuiResult<Option<(FrameInfo, CoordRule, Vec<FrameInfo>)>> {
+    /// The AT-SPI frame of an X11 window and the showing popups (open menus, which X11 keeps in
+    /// override-redirect windows of their own) that belong to it. The process's windows are
+    /// matched to its frames together (`frames::match_frame`); the X11 window list is read
+    /// only when the application has more than one top-level.
+    async fn find_frame(&self, view: &View) -> GuiResult<Option<Found>> {
+        let win = &view.win;
         let (Some(atspi), Some(pid)) = (&self.atspi, win.pid) else {
             return Ok(None);
         };
         let apps = atspi.applications().await?;
         for app in apps.iter().filter(|a| a.pid == Some(pid)) {
             let rule = CoordRule::for_toolkit(&app.toolkit, &app.toolkit_version);
+            let geometry = match rule {
+                CoordRule::Screen => Geometry::Screen,
+                CoordRule::Surface => Geometry::SizeOnly,
+            };
             let frames = atspi.frames(&app.obj).await?;
-            if let Some(f) = pick_frame(&frames, win) {
-                let popups = frames
-                    .iter()
-                    .filter(|p| p.obj != f.obj && is_popup(p))
-                    .cloned()
-                    .collect();
-                return Ok(Some((f.clone(), rule, popups)));
+            if frames.is_empty() {
+                continue;
             }
+            let geom = |v: &View| WindowGeom {
+                id: v.win.id,
+                title: v.win.title.clone(),
+                bounds: v.logical_bounds(),
+                focused: v.win.focused,
+                minimized: v.win.minimized,
+            };
+            let mut windows = vec![geom(view)];
+            if frames.len() > 1 {
+                let all = self.x(|x| x.list_windows()).await?;
+                windows.extend(
+                    all.into_iter()
+                        .filter(|w| w.pid == Some(pid) && w.id != win.id)
+                        .map(|w| geom(&self.view(w))),
+                );
+            }
+            let known = self
+                .known_frames
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .clone();
+            let Some(m) = frames::match_frame(win.id, &windows, &frames, geometry, &known) else {
+                continue;
+            };
+            let frame = frames[m.frame].clone();
+            {
+                let mut known = self.known_frames.lock().unwrap_or_else(|p| p.into_inner());
+                if m.doubt.is_none() {
+                    if known.len() >= MAX_KNOWN_FRAMES {
+                        known.clear();
+                    }
+                    known.insert(win.id, frame.obj.clone());
+                }
+            }
+            let doubt = m.doubt.map(|d| match d {
+                Doubt::Frames(n) => format!(
+                    "window identity uncertain: {n} other accessibility frame(s) of this application fit this \
+                     window as well (title {:?}, same size and place); the elements may be another window's. \
+                     Move or focus this window (a `focus` action) and observe again",
+                    win.title
+                ),
+                Doubt::Window(other) => format!(
+                    "window identity uncertain: window {} fits the same accessibility frame as well; the \
+                     elements may be that window's. Move or focus this window (a `focus` action) and observe again",
+                    format_window_id(other)
+                ),
+            });
+            let popups = frames::popups_for(&windows[0], &windows, &frames, geometry)
+                .into_iter()
+                .filter(|&j| j != m.frame)
+                .map(|j| frames[j].clone())
+                .collect();
+            return Ok(Some(Found {
+                frame,
+                rule,
+                popups,
+                doubt,
+            }));
         }
         Ok(None)
     }
@@ -381,34 +479,6 @@ fn app_name(w: &X11Window) -> String {
         .and_then(|p| std::fs::read_to_string(format!("/proc/{p}/comm")).ok())
         .map(|s| s.trim().to_string())
         .unwrap_or_default()
-}
-
-/// Roles of transient top-levels that belong to the window they pop up over.
-const POPUP_ROLES: &[&str] = &["window", "menu", "popup_menu", "tool_tip"];
-
-fn is_popup(f: &FrameInfo) -> bool {
-    POPUP_ROLES.contains(&f.role.as_str()) && f.states.iter().any(|s| s == "showing")
-}
-
-fn pick_frame<'a>(frames: &'a [FrameInfo], win: &X11Window) -> Option<&'a FrameInfo> {
-    let titled: Vec<&FrameInfo> = frames.iter().filter(|f| f.name == win.title).collect();
-    let pool: Vec<&FrameInfo> = if titled.is_empty() {
-        frames.iter().collect()
-    } else {
-        titled
-    };
-    if pool.len() <= 1 {
-        return pool.first().copied();
-    }
-    // Several candidates: prefer the active one, then the closest screen size.
-    pool.iter().copied().min_by_key(|f| {
-        let active = f.states.iter().any(|s| s == "active");
-        let size_diff = f
-            .screen_extents
-            .map(|r| (r.width - win.bounds.width).abs() + (r.height - win.bounds.height).abs())
-            .unwrap_or(i32::MAX / 2);
-        (!active, size_diff)
-    })
 }
 
 fn to_raw_element(n: RawNode, rule: CoordRule, offset: (i32, i32)) -> RawElement {
@@ -454,16 +524,27 @@ impl DesktopBackend for LinuxBackend {
 
     async fn list_windows(&self) -> GuiResult<Vec<WindowInfo>> {
         let (windows, pids) = tokio::join!(self.x(|x| x.list_windows()), self.refresh_a11y_pids());
-        Ok(windows?
+        let windows = windows?;
+        let stacking: Vec<u32> = windows.iter().map(|w| w.id).collect();
+        let modals = modal::ModalWindow::of_list(&windows);
+        Ok(windows
             .into_iter()
-            .map(|w| self.info_of(&self.view(w), &pids))
+            .map(|w| {
+                let blocker = modal::blocker(w.id, w.pid, &stacking, &modals);
+                let mut info = self.info_of(&self.view(w), &pids);
+                info.blocked_by = blocker.map(format_window_id);
+                info
+            })
             .collect())
     }
 
     async fn window(&self, window_id: &str) -> GuiResult<WindowInfo> {
         let w = self.x11_window(window_id).await?;
+        let blocker = self.blocker_of(w.win.id, w.win.pid).await?;
         let pids = self.a11y_pids.lock().unwrap_or_else(|p| p.into_inner()).clone();
-        Ok(self.info_of(&w, &pids))
+        let mut info = self.info_of(&w, &pids);
+        info.blocked_by = blocker.map(format_window_id);
+        Ok(info)
     }
 
     async fn observe(&self, window_id: &str, req: &ObserveRequest) -> GuiResult<Snapshot> {
@@ -472,11 +553,11 @@ impl DesktopBackend for LinuxBackend {
         let xid = win.win.id;
         // Find the frame first: it tells the window's scale, which the walk's offsets need.
         let found = if req.include_elements {
-            self.find_frame(&win.win).await?
+            self.find_frame(&win).await?
         } else {
             None
         };
-        if let Some(scale) = found.as_ref().and_then(|(f, _, _)| detect_scale(&win.win, f)) {
+        if let Some(scale) = found.as_ref().and_then(|f| detect_scale(&win.win, &f.frame)) {
             self.scales
                 .lock()
                 .unwrap_or_else(|p| p.into_inner())
@@ -496,7 +577,13 @@ impl DesktopBackend for LinuxBackend {
                 return Ok((Vec::new(), false, None, Vec::new()));
             }
             let mut notes = Vec::new();
-            let Some((frame, rule, popups)) = found.clone() else {
+            let Some(Found {
+                frame,
+                rule,
+                popups,
+                doubt,
+            }) = found.clone()
+            else {
                 notes.push(match &self.atspi {
                     None => {
                         "no accessibility bus: elements unavailable, use x/y with the screenshot".to_string()
@@ -508,6 +595,7 @@ impl DesktopBackend for LinuxBackend {
                 return Ok((Vec::new(), false, None, notes));
             };
             let atspi = self.atspi()?;
+            notes.extend(doubt);
             let offset = rule.offset(&win);
             let mut elements: Vec<RawElement> = Vec::new();
             let (mut truncated, mut reason) = (false, None);
@@ -556,7 +644,13 @@ impl DesktopBackend for LinuxBackend {
                 Ok(None)
             }
         };
-        let (shot, walked, pids, screen) = tokio::join!(capture, walk, self.refresh_a11y_pids(), screen);
+        let (shot, walked, pids, screen, blocker) = tokio::join!(
+            capture,
+            walk,
+            self.refresh_a11y_pids(),
+            screen,
+            self.blocker_of(xid, win.win.pid)
+        );
         let (mut elements, truncated, truncated_reason, mut notes) = walked?;
         if let Some(visible) = screen?.and_then(|s| on_screen_part(&win, s)) {
             let n = mark_off_screen(&mut elements, visible);
@@ -566,6 +660,23 @@ impl DesktopBackend for LinuxBackend {
                      a pointer click cannot reach them; act on them by element_id or scroll them into view"
                 ));
             }
+        }
+        let mut window = self.info_of(&win, &pids);
+        // The toolkit's own word counts too: not every dialog sets _NET_WM_STATE_MODAL.
+        window.modal |= found
+            .as_ref()
+            .is_some_and(|f| f.frame.states.iter().any(|s| s == "modal"));
+        if let Some(dialog) = blocker? {
+            let (id, title) = (
+                format_window_id(dialog),
+                self.x(move |x| x.window(dialog)).await?.map(|w| w.title),
+            );
+            notes.push(format!(
+                "blocked by modal dialog {id} {:?}: this window takes no input until it is closed, and actions \
+                 here are refused (WINDOW_BLOCKED); observe and act on that window (gui_state {id})",
+                title.unwrap_or_default()
+            ));
+            window.blocked_by = Some(id);
         }
         let screenshot = shot?.map(|c| {
             notes.extend(capture_notes(&c));
@@ -578,7 +689,7 @@ impl DesktopBackend for LinuxBackend {
             notes.push(MINIMIZED_NOTE.into());
         }
         Ok(Snapshot {
-            window: self.info_of(&win, &pids),
+            window,
             scale: win.scale,
             elements,
             truncated,
@@ -614,6 +725,12 @@ impl DesktopBackend for LinuxBackend {
     }
 
     async fn perform(&self, window: &WindowInfo, action: &BackendAction) -> GuiResult<ActionOutcome> {
+        // Input to a window under a modal dialog is lost (or lands in the dialog): refuse it,
+        // checked now, since the dialog may have opened after the observation.
+        let xid = parse_window_id(&window.window_id)?;
+        if let Some(dialog) = self.blocker_of(xid, window.pid).await? {
+            return Err(self.blocked(&window.window_id, dialog).await);
+        }
         self.run_action(window, action).await
     }
 }
@@ -661,6 +778,8 @@ mod tests {
             gtk_frame_extents: Some([20, 20, 14, 26]),
             focused: true,
             minimized: false,
+            transient_for: None,
+            modal: false,
         }
     }
 

@@ -5,7 +5,9 @@
 pub mod atspi;
 pub mod backend;
 mod cache;
+mod frames;
 mod list;
+mod modal;
 mod perform;
 pub mod session;
 mod shm;

@@ -80,6 +80,7 @@ x11rb::atom_manager! {
         _NET_WM_WINDOW_TYPE_DESKTOP,
         _NET_WM_STATE,
         _NET_WM_STATE_HIDDEN,
+        _NET_WM_STATE_MODAL,
         WM_STATE,
         _GTK_FRAME_EXTENTS,
         _LSM_TIMESTAMP,
@@ -106,6 +107,11 @@ pub struct X11Window {
     pub focused: bool,
     /// Iconified, hidden, or not viewable (e.g. on another workspace).
     pub minimized: bool,
+    /// `WM_TRANSIENT_FOR`: the window this one is a dialog of (None when unset or the root).
+    pub transient_for: Option<u32>,
+    /// `_NET_WM_STATE_MODAL`: it blocks input to the window it is transient for (or, with no
+    /// such window, to its whole application).
+    pub modal: bool,
 }
 
 /// A connection to one X display.
@@ -966,6 +972,7 @@ impl X11 {
         let state = prop(a._NET_WM_STATE, AtomEnum::ATOM.into(), 64)?;
         let wm_state = prop(a.WM_STATE, a.WM_STATE, 2)?;
         let extents = prop(a._GTK_FRAME_EXTENTS, AtomEnum::CARDINAL.into(), 4)?;
+        let transient = prop(AtomEnum::WM_TRANSIENT_FOR.into(), AtomEnum::WINDOW.into(), 1)?;
 
         let e = |what: &'static str| move |err| win_err(id, what, err);
         let attrs = attrs.reply().map_err(e("GetWindowAttributes"))?;
@@ -983,6 +990,10 @@ impl X11 {
             .first()
             .copied();
         let extents = prop_u32s(&extents.reply().map_err(e("GetProperty"))?);
+        let transient_for = prop_u32s(&transient.reply().map_err(e("GetProperty"))?)
+            .first()
+            .copied()
+            .filter(|w| *w != x11rb::NONE && *w != self.root && *w != id);
 
         let hidden = state.contains(&a._NET_WM_STATE_HIDDEN);
         let iconic = wm_state == Some(WM_STATE_ICONIC);
@@ -1007,8 +1018,51 @@ impl X11 {
             gtk_frame_extents: <[u32; 4]>::try_from(extents.as_slice()).ok(),
             focused: focus.is_focused(id),
             minimized: hidden || iconic || attrs.map_state != MapState::VIEWABLE,
+            transient_for,
+            modal: state.contains(&a._NET_WM_STATE_MODAL),
         };
         Ok(Some(Described { window, types }))
+    }
+
+    /// The managed windows topmost first and, of them, the mapped modal ones, in two round
+    /// trips (the client list, then three properties of every client in one batch): cheap
+    /// enough to check before every action whether a modal dialog blocks its window.
+    pub fn modal_windows(&self) -> GuiResult<(Vec<u32>, Vec<crate::modal::ModalWindow>)> {
+        self.pump();
+        let ids = self.client_ids()?;
+        let (a, c) = (&self.atoms, &self.conn);
+        let mut cookies = Vec::with_capacity(ids.len());
+        for &id in &ids {
+            let state = c.get_property(false, id, a._NET_WM_STATE, AtomEnum::ATOM, 0, 64);
+            let parent = c.get_property(false, id, AtomEnum::WM_TRANSIENT_FOR, AtomEnum::WINDOW, 0, 1);
+            let pid = c.get_property(false, id, a._NET_WM_PID, AtomEnum::CARDINAL, 0, 1);
+            cookies.push((
+                id,
+                state.map_err(conn_err)?,
+                parent.map_err(conn_err)?,
+                pid.map_err(conn_err)?,
+            ));
+        }
+        let mut modals = Vec::new();
+        for (id, state, parent, pid) in cookies {
+            // A window that closed meanwhile answers an error: it blocks nothing.
+            let (Ok(state), Ok(parent), Ok(pid)) = (state.reply(), parent.reply(), pid.reply()) else {
+                continue;
+            };
+            let state = prop_u32s(&state);
+            if !state.contains(&a._NET_WM_STATE_MODAL) || state.contains(&a._NET_WM_STATE_HIDDEN) {
+                continue;
+            }
+            modals.push(crate::modal::ModalWindow {
+                id,
+                transient_for: prop_u32s(&parent)
+                    .first()
+                    .copied()
+                    .filter(|w| *w != x11rb::NONE && *w != self.root && *w != id),
+                pid: prop_u32s(&pid).first().copied(),
+            });
+        }
+        Ok((ids, modals))
     }
 
     /// The child of the root that contains `id` (the WM frame, or `id` itself).

@@ -29,6 +29,9 @@ fn window() -> WindowInfo {
         focused: true,
         minimized: false,
         accessible: true,
+        transient_for: None,
+        modal: false,
+        blocked_by: None,
     }
 }
 

@@ -133,7 +133,8 @@ pub fn all() -> Vec<Tool> {
     vec![
         Tool::new(
             GUI_LIST,
-            "List the visible application windows of a machine (window_id, title, app, pid, bounds, focus) \
+            "List the visible application windows of a machine (window_id, title, app, pid, bounds, focus; \
+             for a dialog transient_for and modal, for a window a modal dialog blocks blocked_by) \
              and the native backend with its capabilities, plus `machines`: this one (\"local\") and the \
              remote machines with whether each is connected (pass `machine` to any tool to use one). Start here.",
             rmcp::model::JsonObject::new(),
@@ -167,7 +168,8 @@ pub fn all() -> Vec<Tool> {
             "Act on the window observed by gui_state: click, double_click, right_click, move, scroll, drag, \
              type, key, set_value, focus, wait. Prefer element_id (activated through the accessibility API); \
              use window-relative x/y only where no element fits. The state_id is consumed; coordinate actions \
-             are refused if the window moved or resized since the observation. Observe again afterwards.",
+             are refused if the window moved or resized since the observation, and every action with \
+             WINDOW_BLOCKED while a modal dialog blocks the window (act on the dialog it names). Observe again afterwards.",
             rmcp::model::JsonObject::new(),
         )
         .with_input_schema::<ActionArgs>()
