@@ -99,6 +99,7 @@ pub trait DesktopBackend: Send + Sync {
             max_depth: 0,
             include_hidden: false,
             walk_budget: std::time::Duration::ZERO,
+            query: None,
         };
         self.observe(window_id, &request).await
     }

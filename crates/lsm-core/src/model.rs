@@ -127,4 +127,7 @@ pub struct ObserveRequest {
     pub include_hidden: bool,
     /// Wall-clock budget for the tree walk.
     pub walk_budget: std::time::Duration,
+    /// The `gui_state` query, when there is one: the walk keeps matching objects that are off
+    /// screen and searches huge lists beyond their visible area for it.
+    pub query: Option<crate::observe::Query>,
 }

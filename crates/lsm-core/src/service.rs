@@ -277,6 +277,7 @@ impl LocalGui {
             max_depth: max_depth as u32,
             include_hidden: r.include_hidden,
             walk_budget: self.limits.walk_budget,
+            query: None,
         })
     }
 
@@ -468,6 +469,7 @@ impl GuiService for LocalGui {
         // it is encoded again only when the walk finds a password field or a different size.
         let walk_only = ObserveRequest {
             screenshot: false,
+            query: query.clone(),
             ..observe
         };
         let shooting = observe.screenshot;

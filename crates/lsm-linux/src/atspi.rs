@@ -26,7 +26,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use zbus::zvariant::{self as zv, OwnedObjectPath, OwnedValue};
 
-pub use crate::walk::{WalkOptions, WalkResult};
+pub use crate::walk::{Skipped, WalkOptions, WalkResult};
 
 /// Bound on every single D-Bus call.
 pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(2);
@@ -314,7 +314,7 @@ pub(crate) struct Flavor {
     pub(crate) cache_tree: bool,
     /// The cache appears only once an event listener is registered (at-spi2-atk: GTK 3).
     pub(crate) cache_needs_listener: bool,
-    /// "showing" means on screen (GTK 3; GTK 4.8 never sets it below the window).
+    /// "showing" means on screen (GTK 3, Gecko; GTK 4.8 never sets it below the window).
     pub(crate) showing: bool,
 }
 
@@ -348,6 +348,13 @@ impl Flavor {
                 cache_tree: true,
                 cache_needs_listener: true,
                 showing: true,
+            }
+        } else if toolkit.eq_ignore_ascii_case("gecko") {
+            // Firefox: "showing" is unset on what is not drawn (its hidden menu bar, the items
+            // of a closed <select>), and its placeholder extents are (-1,-1,-1,-1).
+            Flavor {
+                showing: true,
+                ..plain
             }
         } else if toolkit.eq_ignore_ascii_case("qt") {
             Flavor {
@@ -718,8 +725,14 @@ impl Atspi {
     }
 
     /// Role, states, interfaces, name, description and child count of one object. `None` when it
-    /// is gone or defunct. `getall`: read the Accessible properties in one `GetAll`.
-    pub(crate) async fn basics(&self, obj: &ObjRef, getall: bool) -> Result<Option<Basics>, CallError> {
+    /// is gone or defunct. `getall`: read the Accessible properties in one `GetAll`. `known`:
+    /// the states, when already read.
+    pub(crate) async fn basics(
+        &self,
+        obj: &ObjRef,
+        getall: bool,
+        known: Option<Vec<String>>,
+    ) -> Result<Option<Basics>, CallError> {
         let props = async {
             if getall {
                 let all: Result<HashMap<String, OwnedValue>, CallError> = self
@@ -749,7 +762,12 @@ impl Atspi {
         };
         let (role, states, ifaces, (name, description, child_count)) = tokio::join!(
             self.role_of(obj),
-            self.states_of(obj),
+            async {
+                match known {
+                    Some(s) => Ok(s),
+                    None => self.states_of(obj).await,
+                }
+            },
             self.call::<_, Vec<String>>(obj, IFACE_ACCESSIBLE, "GetInterfaces", &()),
             props,
         );
@@ -1109,8 +1127,9 @@ pub(crate) fn state_names(words: &[u32]) -> Vec<String> {
 }
 
 pub(crate) fn extents_rect(x: i32, y: i32, w: i32, h: i32) -> Option<Rect> {
-    // GTK answers (-1,-1) or a zero size for objects that are not laid out.
-    if w <= 0 || h <= 0 || (x == -1 && y == -1) || x == i32::MIN || y == i32::MIN {
+    // Placeholders for "not known" ((-1,-1,-1,-1), i32::MIN positions) and empty areas. A real
+    // size at (-1,-1) is a real area (GTK 4 header bars overhang their window by a pixel).
+    if w <= 0 || h <= 0 || x == i32::MIN || y == i32::MIN {
         return None;
     }
     Some(Rect::new(x, y, w, h))

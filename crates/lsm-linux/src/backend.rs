@@ -1,7 +1,7 @@
 //! `DesktopBackend` for an X11 session: windows, capture and raw input from X11, elements and
 //! semantic actions from AT-SPI, joined by process id, title and geometry (`frames.rs`).
 
-use crate::atspi::{Atspi, CoordKind, FrameInfo, ObjRef, RawNode, WalkOptions};
+use crate::atspi::{Atspi, CoordKind, FrameInfo, ObjRef, RawNode, Skipped, WalkOptions};
 use crate::frames::{self, Doubt, Geometry, WindowGeom};
 use crate::modal;
 use crate::session::Session;
@@ -549,14 +549,17 @@ impl DesktopBackend for LinuxBackend {
 
     async fn observe(&self, window_id: &str, req: &ObserveRequest) -> GuiResult<Snapshot> {
         let mut win = self.x11_window(window_id).await?;
-        let deadline = Instant::now() + req.walk_budget;
         let xid = win.win.id;
         // Find the frame first: it tells the window's scale, which the walk's offsets need.
+        let looked = Instant::now();
         let found = if req.include_elements {
             self.find_frame(&win).await?
         } else {
             None
         };
+        tracing::debug!("observe {window_id}: frame lookup {:?}", looked.elapsed());
+        // The budget is the walk's own: finding the window is not charged to it.
+        let deadline = Instant::now() + req.walk_budget;
         if let Some(scale) = found.as_ref().and_then(|f| detect_scale(&win.win, &f.frame)) {
             self.scales
                 .lock()
@@ -599,7 +602,7 @@ impl DesktopBackend for LinuxBackend {
             let offset = rule.offset(&win);
             let mut elements: Vec<RawElement> = Vec::new();
             let (mut truncated, mut reason) = (false, None);
-            let (mut hidden, mut off_screen) = (0, 0);
+            let mut skipped = Skipped::default();
             for root in std::iter::once(&frame).chain(popups.iter()) {
                 let room = req.max_elements.saturating_sub(elements.len());
                 if room == 0 {
@@ -613,6 +616,7 @@ impl DesktopBackend for LinuxBackend {
                     prune: !req.include_hidden,
                     deadline,
                     coords: rule.kind(),
+                    query: req.query.clone(),
                 };
                 let res = atspi.walk(&root.obj, &opts).await?;
                 let base = elements.len();
@@ -621,17 +625,13 @@ impl DesktopBackend for LinuxBackend {
                     to_raw_element(n, rule, offset)
                 }));
                 truncated |= res.truncated;
-                hidden += res.skipped_hidden;
-                off_screen += res.skipped_off_screen;
+                skipped.add(&res.skipped);
                 if reason.is_none() {
                     reason = res.truncated_reason;
                 }
             }
-            if hidden + off_screen > 0 {
-                notes.push(format!(
-                    "not walked, on purpose: {hidden} hidden and {off_screen} off-screen or scrolled-away subtree(s)"
-                ));
-            }
+            notes.extend(skipped.on_purpose());
+            notes.extend(skipped.by_limits());
             if !popups.is_empty() {
                 notes.push(format!("{} open popup(s) of this application (e.g. a menu) are included after the window's own elements", popups.len()));
             }

@@ -1,13 +1,18 @@
 //! Huge containers (GTK 3 tree views with one accessible per cell, long lists): only the children
-//! in and next to the visible area are read, found by probing points down that area.
+//! in and next to the visible area are read, found by probing points down that area; all of them
+//! in order when hidden parts are asked for; and, for a query, those whose name matches it.
 
 use crate::atspi::{
     value_as_ref, Atspi, CoordKind, ObjRef, RawNode, IFACE_ACCESSIBLE, IFACE_COMPONENT, IFACE_TABLE,
 };
-use lsm_core::Rect;
+use futures_util::stream::StreamExt;
+use lsm_core::observe::Query;
+use lsm_core::{RawElement, Rect};
+use std::collections::HashSet;
+use std::time::Instant;
 use zbus::zvariant::OwnedObjectPath;
 
-/// Above this many children only the visible ones are read (see `Atspi::visible_children`): a
+/// Above this many children only the visible ones are read (see `Atspi::huge_children`): a
 /// `GetChildren` on a huge table makes the application create an accessible for every cell.
 pub(crate) const MAX_BULK_CHILDREN: i32 = 512;
 /// A container that manages its descendants (tables, trees) is read around its visible area
@@ -19,6 +24,8 @@ pub(crate) const LIST_PROBES: i32 = 7;
 pub(crate) const MIN_ROW_PX: i32 = 8;
 /// Children read from a huge container when probing finds none (no point lookup support).
 pub(crate) const LIST_FALLBACK: usize = 64;
+/// Names asked for at once while searching a huge list for a query.
+const SCAN_CONCURRENCY: usize = 64;
 
 impl Atspi {
     /// The children at these indices, in order (all requests in flight at once).
@@ -62,17 +69,11 @@ impl Atspi {
             .filter(|i| *i >= 0)
     }
 
-    /// The children of a huge container that are on screen: what `view` (its visible area) shows
-    /// at a few points down its left edge, every child between two such points when few enough
-    /// rows fit between them, and a row of margin around each, at most `budget` in all. Returns
-    /// the children, how many were left out for the budget, and a summary for the model.
-    pub(crate) async fn visible_children(
-        &self,
-        node: &RawNode,
-        view: Rect,
-        coords: CoordKind,
-        budget: usize,
-    ) -> (Vec<ObjRef>, usize, String) {
+    /// The indices of the children of a huge container that are on screen: what `view` (its
+    /// visible area) shows at a few points down its left edge, every child between two such
+    /// points when few enough rows fit between them, and a row of margin around each. Also the
+    /// table's size when it has one. Empty: nothing found there (no point lookup support).
+    async fn visible_indices(&self, node: &RawNode, view: Rect, coords: CoordKind) -> (Vec<i32>, String) {
         let obj = &node.obj;
         let count = node.child_count;
         let table = node.has_interface("Table");
@@ -111,23 +112,73 @@ impl Atspi {
             let from = indices.last().map_or(a, |&l| a.max(l + 1));
             indices.extend(from..=b);
         }
-        if indices.is_empty() {
-            indices = (0..count.min(LIST_FALLBACK as i32)).collect();
-        }
-        let cut = indices.len().saturating_sub(budget);
-        indices.truncate(budget);
-        let read = indices.len();
-        let (first, last) = (
-            indices.first().copied().unwrap_or(0),
-            indices.last().copied().unwrap_or(0),
-        );
-        let kids = self.children_at(obj, indices.into_iter()).await;
         let what = match rows {
             Some(r) if r > 0 && cols > 1 => format!("{r} rows × {cols} columns"),
             Some(r) if r > 0 => format!("{r} rows"),
             _ => format!("{count} items"),
         };
-        let summary = if ranges.is_empty() {
+        (indices, what)
+    }
+
+    /// Reads the children of a huge container without asking for all of them (a `GetChildren`
+    /// on a huge table makes the application create an accessible for every cell): those in and
+    /// next to `view` (its visible area), or with `all` every child in order; with a `query`
+    /// also those, anywhere in the list, whose name matches it (names searched until
+    /// `scan_until`). At most `budget` are read. Says what was left out, by kind, and a summary
+    /// for the model.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) async fn huge_children(
+        &self,
+        node: &RawNode,
+        view: Option<Rect>,
+        coords: CoordKind,
+        budget: usize,
+        all: bool,
+        query: Option<&Query>,
+        scan_until: Instant,
+    ) -> HugeRead {
+        let obj = &node.obj;
+        let count = node.child_count.max(0);
+        let (visible, what) = match view {
+            Some(v) if !all => self.visible_indices(node, v, coords).await,
+            _ => (Vec::new(), format!("{count} items")),
+        };
+        let found_visible = !visible.is_empty();
+        let (first, last) = (
+            visible.first().copied().unwrap_or(0),
+            visible.last().copied().unwrap_or(0),
+        );
+        let mut shown: Vec<i32> = if all {
+            (0..count).collect()
+        } else if found_visible {
+            visible
+        } else {
+            (0..count.min(LIST_FALLBACK as i32)).collect()
+        };
+        // The matches of a query come first: they are what was asked for.
+        let (mut matches, mut searched, mut unsearched) = (Vec::new(), 0usize, 0usize);
+        if let Some(q) = query {
+            let skip: HashSet<i32> = if all {
+                HashSet::new()
+            } else {
+                shown.iter().copied().collect()
+            };
+            let scan = self.scan_names(node, &skip, q, scan_until).await;
+            (matches, searched, unsearched) = (scan.matches, scan.searched, scan.unsearched);
+            let m: HashSet<i32> = matches.iter().copied().collect();
+            shown.retain(|i| !m.contains(i));
+        }
+        let mut indices: Vec<i32> = matches.iter().copied().chain(shown).collect();
+        let cut = indices.len().saturating_sub(budget);
+        indices.truncate(budget);
+        indices.sort_unstable();
+        let read = indices.len();
+        // Searched by name and not matching: not read, but not unknown either.
+        let not_loaded = (count as usize).saturating_sub(read + cut + searched.saturating_sub(matches.len()));
+        let kids = self.children_at(obj, indices.into_iter()).await;
+        let mut summary = if all {
+            format!("{what} ({count} children); {read} read in order")
+        } else if !found_visible {
             format!("{what} ({count} children); no visible child found, the first {read} were read")
         } else {
             format!(
@@ -135,7 +186,118 @@ impl Atspi {
                  (children {first}–{last}) were read: scroll it to see others"
             )
         };
-        (kids, cut, summary)
+        if query.is_some() {
+            summary.push_str(&format!(
+                "; names of {searched} other children searched for the query, {} matched",
+                matches.len()
+            ));
+            if unsearched > 0 {
+                summary.push_str(&format!(", {unsearched} not searched (time budget)"));
+            }
+        }
+        if cut > 0 {
+            summary.push_str(&format!("; {cut} more not read (max_elements)"));
+        }
+        HugeRead {
+            kids,
+            cut,
+            not_loaded,
+            searched: searched.saturating_sub(matches.len()),
+            unsearched,
+            summary,
+        }
+    }
+
+    /// The indices of the children (outside `skip`) whose name matches `q`: names from
+    /// `GetChildren` + `Name` (by index for containers managing their descendants, whose child
+    /// list would create every cell), many in flight, until `until`.
+    async fn scan_names(&self, node: &RawNode, skip: &HashSet<i32>, q: &Query, until: Instant) -> Scan {
+        let obj = &node.obj;
+        let count = node.child_count.max(0);
+        let until = tokio::time::Instant::from_std(until);
+        let managed = node.has_state("manages_descendants");
+        let listed: Option<Vec<ObjRef>> = if managed {
+            None
+        } else {
+            match tokio::time::timeout_at(until, self.children_of(obj)).await {
+                Ok(Ok(k)) if k.len() == count as usize => Some(k),
+                _ => None,
+            }
+        };
+        let todo: Vec<i32> = (0..count).filter(|i| !skip.contains(i)).collect();
+        let total = todo.len();
+        let listed = listed.as_deref();
+        let names = futures_util::stream::iter(todo.into_iter().map(|i| async move {
+            let child = match listed.and_then(|l| l.get(i as usize)) {
+                Some(c) => Some(c.clone()),
+                None => self
+                    .call::<_, (String, OwnedObjectPath)>(obj, IFACE_ACCESSIBLE, "GetChildAtIndex", &(i,))
+                    .await
+                    .ok()
+                    .map(|(bus, path)| ObjRef::new(bus, path.as_str())),
+            };
+            let name = match child {
+                Some(c) if !c.is_null() => self.prop_string(&c, IFACE_ACCESSIBLE, "Name").await.ok(),
+                _ => None,
+            };
+            (i, name)
+        }))
+        .buffer_unordered(SCAN_CONCURRENCY);
+        let mut names = std::pin::pin!(names);
+        let mut scan = Scan::default();
+        loop {
+            let next = tokio::select! {
+                biased;
+                n = names.next() => n,
+                _ = tokio::time::sleep_until(until) => break,
+            };
+            let Some((i, name)) = next else { break };
+            scan.searched += 1;
+            if name.is_some_and(|n| q.matches(&named(n))) {
+                scan.matches.push(i);
+            }
+        }
+        scan.unsearched = total - scan.searched;
+        scan.matches.sort_unstable();
+        scan
+    }
+}
+
+/// What [`Atspi::huge_children`] read and left out.
+pub(crate) struct HugeRead {
+    pub kids: Vec<ObjRef>,
+    /// Left out for the element budget.
+    pub cut: usize,
+    /// Not read on purpose: outside the visible area (and not matching a query).
+    pub not_loaded: usize,
+    /// Searched by name for the query, not matching, not read.
+    pub searched: usize,
+    /// Names not searched for the query for lack of time.
+    pub unsearched: usize,
+    pub summary: String,
+}
+
+#[derive(Default)]
+struct Scan {
+    matches: Vec<i32>,
+    searched: usize,
+    unsearched: usize,
+}
+
+/// An element with only a name, for matching a query against a name alone.
+fn named(name: String) -> RawElement {
+    RawElement {
+        native: String::new(),
+        parent: None,
+        depth: 0,
+        role: String::new(),
+        name,
+        description: String::new(),
+        value: None,
+        states: Vec::new(),
+        actions: Vec::new(),
+        bounds: None,
+        summary: None,
     }
 }
 

@@ -7,13 +7,13 @@
 //! only around its visible area (see `list.rs`); its node keeps `child_count` and gets a `summary`.
 
 use crate::atspi::{
-    extents_rect, Atspi, Basics, CallError, CoordKind, Flavor, ObjRef, RawNode, TextMode, IFACE_ACCESSIBLE,
-    IFACE_COMPONENT,
+    Atspi, Basics, CallError, CoordKind, Flavor, ObjRef, RawNode, TextMode, IFACE_ACCESSIBLE, IFACE_COMPONENT,
 };
 use crate::cache::Prefetch;
-use crate::list::{LIST_FALLBACK, MAX_BULK_CHILDREN, MAX_MANAGED_CHILDREN};
+use crate::list::{MAX_BULK_CHILDREN, MAX_MANAGED_CHILDREN};
 use futures_util::stream::{FuturesUnordered, StreamExt};
-use lsm_core::{GuiResult, Rect};
+use lsm_core::observe::Query;
+use lsm_core::{GuiResult, RawElement, Rect};
 use std::collections::VecDeque;
 use std::time::Instant;
 
@@ -30,6 +30,96 @@ pub struct WalkOptions {
     pub prune: bool,
     pub deadline: Instant,
     pub coords: CoordKind,
+    /// What the caller looks for: off-screen objects that match it are kept, and huge lists are
+    /// searched for it beyond their visible area.
+    pub query: Option<Query>,
+}
+
+/// Why an object (with its subtree) or some children were not read, counted by kind.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Skipped {
+    /// Not shown ("visible" unset, or "showing" unset where the toolkit keeps it right).
+    pub hidden: usize,
+    /// An area of zero size: not laid out (a hidden stack page).
+    pub no_area: usize,
+    /// Entirely outside the window.
+    pub off_screen: usize,
+    /// Outside the visible area of the scroll pane, list or table it scrolls in.
+    pub scrolled_away: usize,
+    /// Children of huge lists outside their visible area, not read (not created by the
+    /// application until asked for).
+    pub not_loaded: usize,
+    /// Children not read because `max_depth` was reached.
+    pub beyond_depth: usize,
+    /// Objects not read because `max_elements` was reached.
+    pub beyond_max: usize,
+    /// Objects not read because the deadline passed.
+    pub beyond_deadline: usize,
+    /// Objects that failed to answer.
+    pub failed: usize,
+    /// Children of huge lists whose names could not be searched for the query in time.
+    pub unsearched: usize,
+    /// Children of huge lists outside their visible area searched by name for the query,
+    /// not matching it, not read.
+    pub searched: usize,
+}
+
+impl Skipped {
+    pub fn add(&mut self, o: &Skipped) {
+        self.hidden += o.hidden;
+        self.no_area += o.no_area;
+        self.off_screen += o.off_screen;
+        self.scrolled_away += o.scrolled_away;
+        self.not_loaded += o.not_loaded;
+        self.beyond_depth += o.beyond_depth;
+        self.beyond_max += o.beyond_max;
+        self.beyond_deadline += o.beyond_deadline;
+        self.failed += o.failed;
+        self.unsearched += o.unsearched;
+        self.searched += o.searched;
+    }
+
+    /// What was left out on purpose (not on screen), in words: `None` when nothing.
+    pub fn on_purpose(&self) -> Option<String> {
+        let parts: Vec<String> = [
+            (self.hidden, "hidden subtree(s)"),
+            (self.no_area, "subtree(s) with no area (not laid out)"),
+            (self.off_screen, "subtree(s) outside the window"),
+            (self.scrolled_away, "subtree(s) scrolled out of view"),
+            (
+                self.not_loaded,
+                "list children outside the visible area (not loaded)",
+            ),
+            (
+                self.searched,
+                "list children outside the visible area searched by name for the query (no match)",
+            ),
+        ]
+        .iter()
+        .filter(|(n, _)| *n > 0)
+        .map(|(n, what)| format!("{n} {what}"))
+        .collect();
+        (!parts.is_empty()).then(|| format!("not walked, on purpose: {}", parts.join(", ")))
+    }
+
+    /// What limits left out, in words: `None` when nothing.
+    pub fn by_limits(&self) -> Option<String> {
+        let parts: Vec<String> = [
+            (self.beyond_deadline, "objects not read: time budget used up"),
+            (self.beyond_max, "objects not read: max_elements reached"),
+            (self.beyond_depth, "children not read: max_depth reached"),
+            (self.failed, "objects did not answer"),
+            (
+                self.unsearched,
+                "list children not searched for the query: time budget used up",
+            ),
+        ]
+        .iter()
+        .filter(|(n, _)| *n > 0)
+        .map(|(n, what)| format!("{n} {what}"))
+        .collect();
+        (!parts.is_empty()).then(|| format!("left out: {}", parts.join("; ")))
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -38,10 +128,8 @@ pub struct WalkResult {
     pub nodes: Vec<RawNode>,
     pub truncated: bool,
     pub truncated_reason: Option<String>,
-    /// Subtrees skipped on purpose, not walked: hidden ones, and ones with no area or outside
-    /// the window or the scrolled area of their container.
-    pub skipped_hidden: usize,
-    pub skipped_off_screen: usize,
+    /// What was not read, by kind: on purpose (not on screen) or for the limits.
+    pub skipped: Skipped,
 }
 
 /// What one object fetch produced.
@@ -52,24 +140,85 @@ pub(crate) struct Fetched {
     /// Children that were not listed for lack of element budget (the walk is then truncated).
     cut: usize,
     /// The clip for the children: the walk's clip, narrowed to a scrolling container's area.
-    child_clip: Option<Rect>,
-    /// False when the node is hidden or outside the clip: drop it with its subtree.
-    keep: bool,
-    /// With `keep` false: hidden (true) or off-screen (false).
-    hidden: bool,
+    child_clip: Clip,
+    /// Why the node is dropped with its subtree (`None`: kept).
+    drop: Option<Drop>,
+    /// Children of a huge list not read on purpose / searched by name only / not searched for
+    /// the query in time.
+    not_loaded: usize,
+    searched: usize,
+    unsearched: usize,
+}
+
+/// Why a fetched object is not kept.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Drop {
+    Hidden,
+    NoArea,
+    OffScreen,
+    ScrolledAway,
+}
+
+/// The area children must touch to be on screen: the window's, or a scrolling container's
+/// visible area inside it (`scrolled`).
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Clip {
+    rect: Option<Rect>,
+    scrolled: bool,
+}
+
+/// What `GetExtents` told about an object's area.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Area {
+    Known(Rect),
+    /// Zero width or height at a real position: not laid out.
+    Empty,
+    /// No Component, no answer, or a placeholder ((-1,-1,-1,-1), negative sizes, i32::MIN
+    /// positions): says nothing about visibility. Firefox, GTK 3 notebook pages and VCL answer
+    /// so for containers whose children have real extents.
+    Unknown,
+}
+
+fn area_of(e: Option<(i32, i32, i32, i32)>) -> Area {
+    match e {
+        None => Area::Unknown,
+        Some((x, y, w, h)) if w < 0 || h < 0 || x == i32::MIN || y == i32::MIN => Area::Unknown,
+        Some((_, _, w, h)) if w == 0 || h == 0 => Area::Empty,
+        Some((x, y, w, h)) => Area::Known(Rect::new(x, y, w, h)),
+    }
 }
 
 impl Fetched {
-    fn dropped(node: RawNode, hidden: bool) -> Fetched {
+    fn dropped(node: RawNode, why: Drop) -> Fetched {
         Fetched {
             node,
             children: Vec::new(),
             cut: 0,
-            child_clip: None,
-            keep: false,
-            hidden,
+            child_clip: Clip::default(),
+            drop: Some(why),
+            not_loaded: 0,
+            searched: 0,
+            unsearched: 0,
         }
     }
+}
+
+/// Whether a node matches the query by its name, role or description (the value is not read
+/// for objects about to be dropped).
+fn matches_query(q: &Query, n: &RawNode) -> bool {
+    q.matches(&RawElement {
+        native: String::new(),
+        parent: None,
+        depth: 0,
+        role: n.role.clone(),
+        name: n.name.clone(),
+        description: n.description.clone(),
+        value: n.value.clone(),
+        states: Vec::new(),
+        actions: Vec::new(),
+        bounds: None,
+        summary: None,
+    })
 }
 
 /// Shared state of one walk.
@@ -77,6 +226,9 @@ pub(crate) struct WalkCtx {
     pre: Option<Prefetch>,
     /// "showing" is reliable here: objects without it are not on screen (GTK 3, window shown).
     showing: bool,
+    query: Option<Query>,
+    /// Searching huge lists for the query stops here (the rest of the budget reads the matches).
+    scan_until: Instant,
 }
 
 /// One completed walk node waiting for the pre-order renumbering.
@@ -148,21 +300,11 @@ impl Atspi {
         coords: CoordKind,
         flavor: Flavor,
         walk: Option<&WalkCtx>,
-        clip: Option<Rect>,
+        clip: Clip,
         prune: bool,
         children: Option<usize>,
     ) -> Result<Option<Fetched>, CallError> {
         let pre = walk.and_then(|w| w.pre.as_ref());
-        let mut b = match pre.and_then(|p| p.basics.get(&obj)) {
-            Some(b) => b.clone(),
-            None => match self.basics(&obj, flavor.getall).await? {
-                Some(b) => b,
-                None => return Ok(None),
-            },
-        };
-        if b.states.iter().any(|s| s == "defunct") {
-            return Ok(None);
-        }
         let showing_known = walk.is_some_and(|w| w.showing);
         let hidden = |states: &[String]| {
             // GTK 4.8 never sets "showing" below the window: decide from "visible" and geometry,
@@ -170,8 +312,45 @@ impl Atspi {
             !states.iter().any(|s| s == "visible")
                 || (showing_known && !states.iter().any(|s| s == "showing"))
         };
+        let mut b = match pre.and_then(|p| p.basics.get(&obj)) {
+            Some(b) => b.clone(),
+            None if prune && walk.is_some() => {
+                // States first: a hidden object (the items of every closed menu in LibreOffice:
+                // most of its tree) then costs one call instead of six.
+                let states = match self.states_of(&obj).await {
+                    Ok(s) => s,
+                    Err(CallError::Gone(_)) => return Ok(None),
+                    Err(e) => return Err(e),
+                };
+                if states.iter().any(|s| s == "defunct") {
+                    return Ok(None);
+                }
+                if hidden(&states) {
+                    let b = Basics {
+                        role: "unknown".into(),
+                        states,
+                        interfaces: Vec::new(),
+                        name: String::new(),
+                        description: String::new(),
+                        child_count: 0,
+                    };
+                    return Ok(Some(Fetched::dropped(raw_node(obj, b), Drop::Hidden)));
+                }
+                match self.basics(&obj, flavor.getall, Some(states)).await? {
+                    Some(b) => b,
+                    None => return Ok(None),
+                }
+            }
+            None => match self.basics(&obj, flavor.getall, None).await? {
+                Some(b) => b,
+                None => return Ok(None),
+            },
+        };
+        if b.states.iter().any(|s| s == "defunct") {
+            return Ok(None);
+        }
         if prune && hidden(&b.states) {
-            return Ok(Some(Fetched::dropped(raw_node(obj, b), true)));
+            return Ok(Some(Fetched::dropped(raw_node(obj, b), Drop::Hidden)));
         }
         let has = |iface: &str| b.interfaces.iter().any(|i| i == iface);
         let (has_component, has_action, has_text, has_value) =
@@ -226,28 +405,53 @@ impl Atspi {
         );
         b.child_count = count.clamp(0, i32::MAX as i64) as i32;
         let mut node = raw_node(obj, b);
-        node.extents = extents.and_then(|(x, y, w, h)| extents_rect(x, y, w, h));
+        let area = area_of(extents);
+        node.extents = match area {
+            Area::Known(r) => Some(r),
+            _ => None,
+        };
         node.actions = actions;
         node.value = value;
-        // An object that answered with no area is not laid out (a hidden stack page in GTK 4,
-        // a scrolled-away row in GTK 3): nothing below it has any area either.
-        let empty = extents.is_some() && node.extents.is_none();
-        let outside = match (node.extents, clip) {
-            (Some(e), Some(c)) => e.intersect(&c).is_none(),
-            _ => false,
+        // An object with a real position and no area is not laid out (a hidden stack page in
+        // GTK 4, a scrolled-away row in GTK 3): nothing below it has any area either, unless it
+        // says it is showing where that is reliable. Unknown extents decide nothing: the
+        // children's own extents do.
+        let dropped = match area {
+            Area::Empty if !(showing_known && node.has_state("showing")) => Some(Drop::NoArea),
+            Area::Known(e) => match clip.rect {
+                Some(c) if e.intersect(&c).is_none() => Some(if clip.scrolled {
+                    Drop::ScrolledAway
+                } else {
+                    Drop::OffScreen
+                }),
+                _ => None,
+            },
+            _ => None,
         };
-        if prune && (empty || outside) {
-            return Ok(Some(Fetched::dropped(node, false)));
+        let query = walk.and_then(|w| w.query.as_ref());
+        if let Some(why) = dropped.filter(|_| prune) {
+            // What the caller looks for is kept wherever it is.
+            if !query.is_some_and(|q| matches_query(q, &node)) {
+                return Ok(Some(Fetched::dropped(node, why)));
+            }
         }
         // What scrolls inside this object and lies outside its area is scrolled away.
         let scrolls = matches!(
             node.role.as_str(),
             "scroll_pane" | "viewport" | "table" | "tree_table" | "tree" | "list" | "list_box"
         );
-        let child_clip = match (clip, node.extents) {
-            (Some(c), Some(e)) if scrolls => c.intersect(&e),
-            (c, Some(e)) if scrolls => c.or(Some(e)),
-            (c, _) => c,
+        let child_clip = match (clip.rect, node.extents) {
+            (Some(c), Some(e)) if scrolls => Clip {
+                // A matching object kept outside the clip: its children are judged by its area.
+                rect: c.intersect(&e).or(Some(e)),
+                scrolled: true,
+            },
+            (None, Some(e)) if scrolls => Clip {
+                rect: Some(e),
+                scrolled: true,
+            },
+            _ if dropped.is_some() => Clip::default(),
+            _ => clip,
         };
 
         let count = node.child_count;
@@ -255,16 +459,21 @@ impl Atspi {
         let managed = node.has_state("manages_descendants");
         let huge = count > MAX_BULK_CHILDREN || (managed && count > MAX_MANAGED_CHILDREN);
         let listed = pre.and_then(|p| p.children.get(&node.obj));
+        let (mut not_loaded, mut searched, mut unsearched) = (0, 0, 0);
         let (kids, cut) = if count == 0 || budget == 0 {
             (Vec::new(), 0)
         } else if let (Some(list), false) = (listed, huge) {
             let cut = list.len().saturating_sub(budget);
             (list.iter().take(budget).cloned().collect(), cut)
-        } else if let (true, Some(view)) = (huge, child_clip) {
-            let (kids, cut, summary) = self.visible_children(&node, view, coords, budget).await;
-            node.summary = Some(summary);
-            (kids, cut)
-        } else if count <= MAX_BULK_CHILDREN {
+        } else if huge {
+            let scan_until = walk.map_or_else(Instant::now, |w| w.scan_until);
+            let read = self
+                .huge_children(&node, child_clip.rect, coords, budget, !prune, query, scan_until)
+                .await;
+            node.summary = Some(read.summary);
+            (not_loaded, searched, unsearched) = (read.not_loaded, read.searched, read.unsearched);
+            (read.kids, read.cut)
+        } else {
             match self.children_of(&node.obj).await {
                 Ok(k) => {
                     let cut = k.len().saturating_sub(budget);
@@ -277,22 +486,16 @@ impl Atspi {
                     (k, count as usize - n)
                 }
             }
-        } else {
-            // Huge and not on screen as far as the geometry tells: the first few.
-            let n = (count as usize).min(budget).min(LIST_FALLBACK);
-            let k = self.children_at(&node.obj, 0..n as i32).await;
-            node.summary = Some(format!(
-                "{count} children; only the first {n} were read (no visible area known)"
-            ));
-            (k, 0)
         };
         Ok(Some(Fetched {
             node,
             children: kids,
             cut,
             child_clip,
-            keep: true,
-            hidden: false,
+            drop: None,
+            not_loaded,
+            searched,
+            unsearched,
         }))
     }
 
@@ -316,8 +519,7 @@ impl Atspi {
             nodes: Vec::new(),
             truncated: true,
             truncated_reason: Some(why),
-            skipped_hidden: 0,
-            skipped_off_screen: 0,
+            skipped: Skipped::default(),
         };
         if max == 0 {
             return Ok(cut("max_elements is 0".into()));
@@ -328,6 +530,7 @@ impl Atspi {
             Err(_) => return Ok(cut("deadline reached before the first element was read".into())),
         };
         let flavor = Flavor::of(&toolkit, &version);
+        tracing::debug!("walk of {root}: set up in {:?}", started.elapsed());
         let coords = opts.coords;
         let want = |depth: u32, budget: usize| (depth < opts.max_depth).then_some(budget.max(1));
 
@@ -344,7 +547,15 @@ impl Atspi {
                     None
                 }
             };
-            let top = self.fetch(root.clone(), coords, flavor, None, None, false, want(0, max));
+            let top = self.fetch(
+                root.clone(),
+                coords,
+                flavor,
+                None,
+                Clip::default(),
+                false,
+                want(0, max),
+            );
             tokio::join!(cache, top)
         };
         let (pre, top) = match tokio::time::timeout_at(deadline, first).await {
@@ -356,27 +567,38 @@ impl Atspi {
             Ok(None) => return Err(CallError::Gone("defunct".into()).into_gui(root)),
             Err(e) => return Err(e.into_gui(root)),
         };
+        tracing::debug!("walk of {root}: root read in {:?}", started.elapsed());
+        let left = opts.deadline.saturating_duration_since(Instant::now());
         let ctx = WalkCtx {
             pre,
             // A window that is not shown itself (minimized) shows nothing: fall back to geometry.
             showing: flavor.showing && top.node.has_state("showing"),
+            query: opts.query.clone(),
+            scan_until: Instant::now() + left * 3 / 5,
         };
         let ctx = &ctx;
-        let top_clip = top.child_clip.or(top.node.extents);
+        let top_clip = Clip {
+            rect: top.child_clip.rect.or(top.node.extents),
+            scrolled: top.child_clip.scrolled,
+        };
 
         let mut slots: Vec<Slot> = Vec::new();
         // (object, parent slot, index among the parent's children, depth, clip)
-        let mut pending: VecDeque<(ObjRef, usize, usize, u32, Option<Rect>)> = VecDeque::new();
+        let mut pending: VecDeque<(ObjRef, usize, usize, u32, Clip)> = VecDeque::new();
         let mut reason: Option<String> = None;
-        let mut depth_cut = top.node.child_count > 0 && opts.max_depth == 0;
-        let mut failed = 0usize;
-        let (mut skipped_hidden, mut skipped_off_screen) = (0usize, 0usize);
+        let mut skipped = Skipped::default();
+        if top.node.child_count > 0 && opts.max_depth == 0 {
+            skipped.beyond_depth += top.node.child_count as usize;
+        }
+        skipped.not_loaded += top.not_loaded;
+        skipped.searched += top.searched;
+        skipped.unsearched += top.unsearched;
         let mut budget_cut = top.cut;
         for (i, kid) in top.children.into_iter().enumerate() {
             pending.push_back((kid, 0, i, 1, top_clip));
         }
         let mut top_node = top.node;
-        if depth_cut {
+        if skipped.beyond_depth > 0 {
             top_node.summary = Some(depth_summary(top_node.child_count, opts.max_depth));
         }
         slots.push(Slot {
@@ -411,6 +633,8 @@ impl Atspi {
                 biased;
                 n = in_flight.next() => n,
                 _ = tokio::time::sleep_until(deadline) => {
+                    skipped.beyond_deadline += in_flight.len() + pending.len();
+                    pending.clear();
                     reason = Some(format!(
                         "deadline reached after {} elements; narrow the request or raise the time limit",
                         slots.len()
@@ -422,20 +646,23 @@ impl Atspi {
                 break;
             };
             let fetched = match res {
-                Ok(Some(f)) if f.keep => f,
-                Ok(Some(f)) => {
-                    if f.hidden {
-                        skipped_hidden += 1;
-                    } else {
-                        skipped_off_screen += 1;
+                Ok(Some(f)) => match f.drop {
+                    None => f,
+                    Some(why) => {
+                        match why {
+                            Drop::Hidden => skipped.hidden += 1,
+                            Drop::NoArea => skipped.no_area += 1,
+                            Drop::OffScreen => skipped.off_screen += 1,
+                            Drop::ScrolledAway => skipped.scrolled_away += 1,
+                        }
+                        continue;
                     }
-                    continue;
-                }
-                // Gone meanwhile, or skipped on purpose (hidden, off-screen).
-                Ok(_) | Err(CallError::Gone(_)) => continue,
+                },
+                // Gone meanwhile.
+                Ok(None) | Err(CallError::Gone(_)) => continue,
                 Err(e) => {
                     tracing::debug!("walk: skipping {obj}: {e:?}");
-                    failed += 1;
+                    skipped.failed += 1;
                     continue;
                 }
             };
@@ -443,10 +670,13 @@ impl Atspi {
             let mut node = fetched.node;
             node.depth = depth;
             if depth >= opts.max_depth && node.child_count > 0 {
-                depth_cut = true;
+                skipped.beyond_depth += node.child_count as usize;
                 node.summary = Some(depth_summary(node.child_count, opts.max_depth));
             }
             budget_cut += fetched.cut;
+            skipped.not_loaded += fetched.not_loaded;
+            skipped.searched += fetched.searched;
+            skipped.unsearched += fetched.unsearched;
             for (i, kid) in fetched.children.into_iter().enumerate() {
                 pending.push_back((kid, idx, i, depth + 1, fetched.child_clip));
             }
@@ -461,19 +691,29 @@ impl Atspi {
             }
         }
 
-        let unread = pending.len() + budget_cut;
+        skipped.beyond_max += pending.len() + budget_cut;
+        let unread = skipped.beyond_max;
         if reason.is_none() && unread > 0 {
             reason = Some(format!(
                 "max_elements ({max}) reached; {unread} more objects were not read"
             ));
         }
-        if reason.is_none() && failed > 0 {
-            reason = Some(format!("{failed} objects did not answer and were left out"));
-        }
-        if reason.is_none() && depth_cut {
+        if reason.is_none() && skipped.failed > 0 {
             reason = Some(format!(
-                "max_depth ({}) reached; deeper objects were not read",
-                opts.max_depth
+                "{} objects did not answer and were left out",
+                skipped.failed
+            ));
+        }
+        if reason.is_none() && skipped.beyond_depth > 0 {
+            reason = Some(format!(
+                "max_depth ({}) reached; {} children of the deepest objects were not read",
+                opts.max_depth, skipped.beyond_depth
+            ));
+        }
+        if reason.is_none() && skipped.unsearched > 0 {
+            reason = Some(format!(
+                "time budget used up while searching lists for the query: {} list children were not searched",
+                skipped.unsearched
             ));
         }
         let nodes = preorder(slots, 0);
@@ -491,8 +731,7 @@ impl Atspi {
             nodes,
             truncated: reason.is_some(),
             truncated_reason: reason,
-            skipped_hidden,
-            skipped_off_screen,
+            skipped,
         })
     }
 
@@ -505,7 +744,7 @@ impl Atspi {
                 coords,
                 Flavor::of(&toolkit, &version),
                 None,
-                None,
+                Clip::default(),
                 false,
                 None,
             )
