@@ -58,22 +58,22 @@ const CACHE_RETRY: Duration = Duration::from_secs(10);
 /// Bound on opening a direct connection to an application.
 const PEER_TIMEOUT: Duration = Duration::from_millis(500);
 
-const REGISTRY_BUS: &str = "org.a11y.atspi.Registry";
-const REGISTRY_PATH: &str = "/org/a11y/atspi/registry";
-const IFACE_REGISTRY: &str = "org.a11y.atspi.Registry";
-const ROOT_PATH: &str = "/org/a11y/atspi/accessible/root";
+pub(crate) const REGISTRY_BUS: &str = "org.a11y.atspi.Registry";
+pub(crate) const REGISTRY_PATH: &str = "/org/a11y/atspi/registry";
+pub(crate) const IFACE_REGISTRY: &str = "org.a11y.atspi.Registry";
+pub(crate) const ROOT_PATH: &str = "/org/a11y/atspi/accessible/root";
 const CACHE_PATH: &str = "/org/a11y/atspi/cache";
 const IFACE_CACHE: &str = "org.a11y.atspi.Cache";
 const NULL_PATH: &str = "/org/a11y/atspi/null";
-const IFACE_ACCESSIBLE: &str = "org.a11y.atspi.Accessible";
+pub(crate) const IFACE_ACCESSIBLE: &str = "org.a11y.atspi.Accessible";
 const IFACE_ACTION: &str = "org.a11y.atspi.Action";
 const IFACE_APPLICATION: &str = "org.a11y.atspi.Application";
 const IFACE_COMPONENT: &str = "org.a11y.atspi.Component";
 const IFACE_EDITABLE_TEXT: &str = "org.a11y.atspi.EditableText";
 const IFACE_TABLE: &str = "org.a11y.atspi.Table";
-const IFACE_TEXT: &str = "org.a11y.atspi.Text";
-const IFACE_VALUE: &str = "org.a11y.atspi.Value";
-const IFACE_PROPERTIES: &str = "org.freedesktop.DBus.Properties";
+pub(crate) const IFACE_TEXT: &str = "org.a11y.atspi.Text";
+pub(crate) const IFACE_VALUE: &str = "org.a11y.atspi.Value";
+pub(crate) const IFACE_PROPERTIES: &str = "org.freedesktop.DBus.Properties";
 const IFACE_PREFIX: &str = "org.a11y.atspi.";
 
 /// A reference to one accessible object: D-Bus unique bus name + object path.
@@ -234,7 +234,7 @@ pub struct WalkResult {
 
 /// Why one call failed, before it becomes a `GuiError`.
 #[derive(Debug, Clone)]
-enum CallError {
+pub(crate) enum CallError {
     Timeout(String),
     /// The object or its application no longer exists.
     Gone(String),
@@ -244,7 +244,7 @@ enum CallError {
 }
 
 impl CallError {
-    fn into_gui(self, obj: &ObjRef) -> GuiError {
+    pub(crate) fn into_gui(self, obj: &ObjRef) -> GuiError {
         match self {
             CallError::Timeout(what) => GuiError::timeout(format!("AT-SPI call {what} on {obj}")),
             CallError::Gone(why) => GuiError::new(
@@ -550,7 +550,7 @@ impl Atspi {
 
     // ---------------------------------------------------------------- raw calls
 
-    async fn call_t<B, R>(
+    pub(crate) async fn call_t<B, R>(
         &self,
         limit: Duration,
         dest: &str,
@@ -673,7 +673,13 @@ impl Atspi {
         .await;
     }
 
-    async fn call<B, R>(&self, obj: &ObjRef, iface: &str, method: &str, body: &B) -> Result<R, CallError>
+    pub(crate) async fn call<B, R>(
+        &self,
+        obj: &ObjRef,
+        iface: &str,
+        method: &str,
+        body: &B,
+    ) -> Result<R, CallError>
     where
         B: serde::Serialize + zv::DynamicType + Sync,
         R: zv::Type + DeserializeOwned,
@@ -700,7 +706,7 @@ impl Atspi {
         .await
     }
 
-    async fn prop(&self, obj: &ObjRef, iface: &str, name: &str) -> Result<OwnedValue, CallError> {
+    pub(crate) async fn prop(&self, obj: &ObjRef, iface: &str, name: &str) -> Result<OwnedValue, CallError> {
         self.prop_t(self.call_timeout, obj, iface, name).await
     }
 
@@ -709,12 +715,12 @@ impl Atspi {
         String::try_from(v).map_err(|e| CallError::Other(format!("{iface}.{name} is not a string: {e}")))
     }
 
-    async fn prop_int(&self, obj: &ObjRef, iface: &str, name: &str) -> Result<i64, CallError> {
+    pub(crate) async fn prop_int(&self, obj: &ObjRef, iface: &str, name: &str) -> Result<i64, CallError> {
         let v = self.prop(obj, iface, name).await?;
         value_as_i64(&v).ok_or_else(|| CallError::Other(format!("{iface}.{name} is not an integer")))
     }
 
-    async fn prop_f64(&self, obj: &ObjRef, iface: &str, name: &str) -> Result<f64, CallError> {
+    pub(crate) async fn prop_f64(&self, obj: &ObjRef, iface: &str, name: &str) -> Result<f64, CallError> {
         let v = self.prop(obj, iface, name).await?;
         value_as_f64(&v).ok_or_else(|| CallError::Other(format!("{iface}.{name} is not a number")))
     }
@@ -846,7 +852,7 @@ impl Atspi {
         (kids, cut, summary)
     }
 
-    async fn states_of(&self, obj: &ObjRef) -> Result<Vec<String>, CallError> {
+    pub(crate) async fn states_of(&self, obj: &ObjRef) -> Result<Vec<String>, CallError> {
         let words: Vec<u32> = self.call(obj, IFACE_ACCESSIBLE, "GetState", &()).await?;
         Ok(state_names(&words))
     }
@@ -1920,7 +1926,7 @@ fn value_as_i64(v: &OwnedValue) -> Option<i64> {
 }
 
 /// An object reference `(so)` inside a variant.
-fn value_as_ref(v: &OwnedValue) -> Option<ObjRef> {
+pub(crate) fn value_as_ref(v: &OwnedValue) -> Option<ObjRef> {
     let zv::Value::Structure(st) = &**v else {
         return None;
     };

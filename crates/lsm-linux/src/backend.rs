@@ -169,6 +169,10 @@ pub struct LinuxBackend {
     display_scale: f64,
     /// Per-window scale found when the window was observed.
     scales: Mutex<HashMap<u32, f64>>,
+    /// Focus and text events, for checking where input landed (perform.rs).
+    pub(crate) events: crate::atspi_verify::Events,
+    /// AT-SPI bus name of each process whose window was observed (for round trips after input).
+    pub(crate) app_buses: Mutex<HashMap<u32, String>>,
 }
 
 impl LinuxBackend {
@@ -209,6 +213,10 @@ impl LinuxBackend {
                 (None, Some(e.message))
             }
         };
+        let events = match &atspi {
+            Some(a) => a.watch_events().await,
+            None => Default::default(),
+        };
         Ok(Self {
             x11: Arc::new(Mutex::new(x11)),
             atspi,
@@ -217,6 +225,8 @@ impl LinuxBackend {
             a11y_pids: Mutex::default(),
             display_scale,
             scales: Mutex::default(),
+            events,
+            app_buses: Mutex::default(),
         })
     }
 
@@ -310,6 +320,9 @@ impl LinuxBackend {
             let rule = CoordRule::for_toolkit(&app.toolkit, &app.toolkit_version);
             let frames = atspi.frames(&app.obj).await?;
             if let Some(f) = pick_frame(&frames, win) {
+                if let Ok(mut m) = self.app_buses.lock() {
+                    m.insert(pid, app.obj.bus.clone());
+                }
                 let popups = frames
                     .iter()
                     .filter(|p| p.obj != f.obj && is_popup(p))

@@ -3,8 +3,10 @@
 //! first GUI call.
 
 pub mod atspi;
+mod atspi_verify;
 pub mod backend;
 mod perform;
+mod perform_check;
 pub mod session;
 mod shm;
 pub mod x11;
