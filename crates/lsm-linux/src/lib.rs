@@ -5,10 +5,13 @@
 pub mod atspi;
 mod atspi_verify;
 pub mod backend;
+mod cache;
+mod list;
 mod perform;
 mod perform_check;
 pub mod session;
 mod shm;
+mod walk;
 pub mod x11;
 
 use async_trait::async_trait;
