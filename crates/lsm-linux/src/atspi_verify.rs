@@ -3,7 +3,7 @@
 //! application's main loop, and the focus / text-change events that say where typing landed.
 
 use crate::atspi::{
-    value_as_ref, Atspi, CallError, FrameInfo, ObjRef, IFACE_ACCESSIBLE, IFACE_REGISTRY, IFACE_TEXT,
+    value_as_ref, Atspi, CallError, FrameInfo, ObjRef, IFACE_ACCESSIBLE, IFACE_REGISTRY, IFACE_TABLE, IFACE_TEXT,
     IFACE_VALUE, REGISTRY_BUS, REGISTRY_PATH, ROOT_PATH,
 };
 use futures_util::StreamExt;
@@ -207,23 +207,52 @@ impl Atspi {
         if index < 0 {
             return Ok(false);
         }
-        // A click selects only what it lands on.
-        match self
+        // A click selects only what it lands on. Any failure means "not this way" (Qt has no
+        // Selection on its trees, only Table): the caller tries the next way, then clicks.
+        if self
             .call::<_, bool>(&parent, IFACE_SELECTION, "ClearSelection", &())
             .await
+            .is_ok()
         {
-            Ok(_) => {}
-            Err(CallError::Unsupported(_)) => return Ok(false),
-            Err(e) => return Err(e.into_gui(&parent)),
+            if let Ok(true) = self
+                .call::<_, bool>(&parent, IFACE_SELECTION, "SelectChild", &(index,))
+                .await
+            {
+                return Ok(true);
+            }
         }
-        match self
-            .call::<_, bool>(&parent, IFACE_SELECTION, "SelectChild", &(index,))
+        self.select_row(&parent, index).await
+    }
+
+    /// Selects the row of child `index` alone through the parent's `Table` (Qt trees and tables).
+    async fn select_row(&self, table: &ObjRef, index: i32) -> GuiResult<bool> {
+        let Ok(row) = self
+            .call::<_, i32>(table, IFACE_TABLE, "GetRowAtIndex", &(index,))
             .await
-        {
-            Ok(done) => Ok(done),
-            Err(CallError::Unsupported(_)) => Ok(false),
-            Err(e) => Err(e.into_gui(&parent)),
+        else {
+            return Ok(false);
+        };
+        if row < 0 {
+            return Ok(false);
         }
+        // Add first (a single-selection view replaces its selection), then drop the others.
+        let added = self
+            .call::<_, bool>(table, IFACE_TABLE, "AddRowSelection", &(row,))
+            .await
+            .unwrap_or(false);
+        if !added {
+            return Ok(false);
+        }
+        let selected: Vec<i32> = self
+            .call(table, IFACE_TABLE, "GetSelectedRows", &())
+            .await
+            .unwrap_or_default();
+        for r in selected.into_iter().filter(|r| *r != row) {
+            let _ = self
+                .call::<_, bool>(table, IFACE_TABLE, "RemoveRowSelection", &(r,))
+                .await;
+        }
+        Ok(true)
     }
 
     /// One call answered by the application `bus`: the application's main loop has run since
