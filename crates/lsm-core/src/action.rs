@@ -1,5 +1,6 @@
 //! The `gui_action` vocabulary: parsing and validating the caller's JSON, before anything runs.
 
+use crate::backend::Check;
 use crate::error::{ErrorCode, GuiError, GuiResult};
 use crate::geometry::Point;
 use crate::input::{KeyCombo, MouseButton};
@@ -179,6 +180,41 @@ pub struct ActionResult {
     pub method: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub detail: Option<String>,
+    /// True only when the effect was read back from the application (see `evidence`).
+    #[serde(default)]
+    pub verified: bool,
+    /// What was read back, e.g. `text is now "Grace"`, `checked false -> true`, `selected`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub evidence: Option<String>,
+    /// Why the effect could not be checked (the action was carried out).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unverified: Option<String>,
+}
+
+impl ActionResult {
+    /// A result of an action that ran, with what was seen of its effect.
+    pub fn done(
+        index: usize,
+        action_type: &str,
+        method: String,
+        detail: Option<String>,
+        check: Check,
+    ) -> Self {
+        let (verified, evidence, unverified) = match check {
+            Check::Verified(e) => (true, Some(e), None),
+            Check::Unverified(w) => (false, None, Some(w)),
+        };
+        ActionResult {
+            index,
+            action_type: action_type.into(),
+            ok: true,
+            method: Some(method),
+            detail,
+            verified,
+            evidence,
+            unverified,
+        }
+    }
 }
 
 struct Fields<'a> {

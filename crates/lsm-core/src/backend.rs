@@ -64,17 +64,53 @@ pub struct ActionOutcome {
     /// e.g. `atspi_action:click`, `xtest`, `editable_text`, `value`.
     pub method: String,
     pub detail: Option<String>,
+    /// What was seen of the effect (see [`Check`]).
+    pub check: Check,
+    /// Set when the rest of the call must not run: this action left the application in another
+    /// state the caller has to look at first (e.g. it opened a modal dialog). Says why.
+    pub stop: Option<String>,
+}
+
+/// Whether the effect of an action was seen, and what was seen.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Check {
+    /// The effect was read back: e.g. `text is now "abc"`, `checked false -> true`.
+    Verified(String),
+    /// Done, but the effect could not be checked: why.
+    Unverified(String),
+}
+
+impl Default for Check {
+    fn default() -> Self {
+        Check::Unverified("the backend did not check the effect".into())
+    }
 }
 
 impl ActionOutcome {
     pub fn new(method: impl Into<String>) -> Self {
         Self {
             method: method.into(),
-            detail: None,
+            ..Self::default()
         }
     }
     pub fn with_detail(mut self, detail: impl Into<String>) -> Self {
         self.detail = Some(detail.into());
+        self
+    }
+    pub fn verified(mut self, evidence: impl Into<String>) -> Self {
+        self.check = Check::Verified(evidence.into());
+        self
+    }
+    pub fn unverified(mut self, why: impl Into<String>) -> Self {
+        self.check = Check::Unverified(why.into());
+        self
+    }
+    pub fn with_check(mut self, check: Check) -> Self {
+        self.check = check;
+        self
+    }
+    pub fn stopping(mut self, why: impl Into<String>) -> Self {
+        self.stop = Some(why.into());
         self
     }
 }

@@ -20,8 +20,9 @@ pub mod outline;
 pub mod service;
 pub mod space;
 pub mod state;
+pub mod verify;
 
-pub use backend::{ActionOutcome, BackendAction, BackendConnector, DesktopBackend, NoGui, Target};
+pub use backend::{ActionOutcome, BackendAction, BackendConnector, Check, DesktopBackend, NoGui, Target};
 pub use limits::Limits;
 pub use model::{BackendInfo, Element, ObserveRequest, RawElement, Screenshot, Snapshot, WindowInfo};
 pub use service::{

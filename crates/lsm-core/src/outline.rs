@@ -297,24 +297,34 @@ pub fn state_text(out: &StateOutput) -> String {
 }
 
 pub fn action_text(out: &ActionOutput) -> String {
+    let mut tally = crate::verify::Tally::default();
     let parts: Vec<String> = out
         .results
         .iter()
         .map(|r| {
+            tally.done += 1;
+            let seen = if r.verified {
+                tally.verified += 1;
+                r.evidence.as_deref().unwrap_or("verified").to_string()
+            } else {
+                let why = r.unverified.as_deref().unwrap_or("not checked").to_string();
+                tally.unverified.push((r.index, r.action_type.clone(), why));
+                "unverified".to_string()
+            };
             format!(
-                "{}:{}({})",
+                "{}:{}({}: {seen})",
                 r.index,
                 r.action_type,
                 r.method.as_deref().unwrap_or("-")
             )
         })
         .collect();
-    format!(
-        "ok: {} action(s) done: {}. {}",
-        out.results.len(),
-        parts.join(", "),
-        out.next
-    )
+    let mut text = format!("ok: {}. {}.", tally.line(), parts.join(", "));
+    if let Some(s) = &out.stopped {
+        text.push_str(&format!(" {s}."));
+    }
+    text.push_str(&format!(" {}", out.next));
+    text
 }
 
 #[cfg(test)]

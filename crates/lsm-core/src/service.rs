@@ -2,7 +2,7 @@
 //! over a [`DesktopBackend`] plus the [`StateStore`].
 
 use crate::action::{parse_actions, ActionResult, ActionSpec, Where};
-use crate::backend::{BackendAction, BackendConnector, DesktopBackend, Target};
+use crate::backend::{BackendAction, BackendConnector, Check, DesktopBackend, Target};
 use crate::error::{ErrorCode, GuiError, GuiResult};
 use crate::geometry::Rect;
 use crate::image::{EncodedImage, ImageFormat, RgbaImage};
@@ -154,6 +154,13 @@ pub struct ActionOutput {
     pub window_id: String,
     pub ok: bool,
     pub results: Vec<ActionResult>,
+    /// Set when the call stopped early on purpose after a successful action (it opened a modal
+    /// dialog, say): why, and that the actions listed in `not_run` were not carried out.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stopped: Option<String>,
+    /// Indices of the actions not run because of `stopped`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub not_run: Vec<usize>,
     /// Observations are single-use: observe again before the next action.
     pub next: String,
 }
@@ -741,6 +748,7 @@ impl LocalGui {
         let actions = self.resolve_all(obs, specs)?;
         let backend = self.backend().await?;
         let mut results: Vec<ActionResult> = Vec::with_capacity(specs.len());
+        let (mut stopped, mut skipped) = (None, Vec::new());
         for (i, (spec, action)) in specs.iter().zip(actions).enumerate() {
             let fail = |e: GuiError, results: &Vec<ActionResult>| {
                 let done = serde_json::to_value(results).unwrap_or_default();
@@ -752,13 +760,13 @@ impl LocalGui {
                 if let ActionSpec::Wait { duration } = spec {
                     tokio::time::sleep(*duration).await;
                 }
-                results.push(ActionResult {
-                    index: i,
-                    action_type: spec.type_name().into(),
-                    ok: true,
-                    method: Some("wait".into()),
-                    detail: None,
-                });
+                results.push(ActionResult::done(
+                    i,
+                    spec.type_name(),
+                    "wait".into(),
+                    None,
+                    Check::Verified("waited".into()),
+                ));
                 continue;
             };
             let started = std::time::Instant::now();
@@ -812,13 +820,30 @@ impl LocalGui {
                 started.elapsed() - read
             );
             match outcome {
-                Ok(outcome) => results.push(ActionResult {
-                    index: i,
-                    action_type: spec.type_name().into(),
-                    ok: true,
-                    method: Some(outcome.method),
-                    detail: outcome.detail,
-                }),
+                Ok(outcome) => {
+                    let stop = outcome.stop.clone();
+                    results.push(ActionResult::done(
+                        i,
+                        spec.type_name(),
+                        outcome.method,
+                        outcome.detail,
+                        outcome.check,
+                    ));
+                    if let Some(why) = stop {
+                        let not_run: Vec<usize> = (i + 1..specs.len()).collect();
+                        if !not_run.is_empty() {
+                            stopped = Some(format!(
+                                "stopped after action {i} ({}): {why}; actions {}..{} were NOT run, {} and act on what is shown now",
+                                spec.type_name(),
+                                i + 1,
+                                specs.len() - 1,
+                                caller.observe_again()
+                            ));
+                        }
+                        skipped = not_run;
+                        break;
+                    }
+                }
                 Err(e) => return Err(fail(e, &results)),
             }
         }
@@ -827,6 +852,8 @@ impl LocalGui {
             window_id,
             ok: true,
             results,
+            stopped,
+            not_run: skipped,
             next: match caller {
                 Caller::Model => "call gui_state to observe the result before acting again",
                 Caller::Human => "take a new frame to see the result",

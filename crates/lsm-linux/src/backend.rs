@@ -225,6 +225,10 @@ pub struct LinuxBackend {
     /// Window -> AT-SPI frame, remembered when a match was certain; a tie-breaker for later
     /// matches, used only while the frame is still among the application's top-levels.
     known_frames: Mutex<HashMap<u32, ObjRef>>,
+    /// Focus and text events, for checking where input landed (perform.rs).
+    pub(crate) events: crate::atspi_verify::Events,
+    /// AT-SPI bus name of each process whose window was observed (for round trips after input).
+    pub(crate) app_buses: Mutex<HashMap<u32, String>>,
 }
 
 /// Bound on remembered window -> frame links (cleared when reached).
@@ -278,6 +282,10 @@ impl LinuxBackend {
                 (None, Some(e.message))
             }
         };
+        let events = match &atspi {
+            Some(a) => a.watch_events().await,
+            None => Default::default(),
+        };
         Ok(Self {
             x11: Arc::new(Mutex::new(x11)),
             atspi,
@@ -287,6 +295,8 @@ impl LinuxBackend {
             display_scale,
             scales: Mutex::default(),
             known_frames: Mutex::default(),
+            events,
+            app_buses: Mutex::default(),
         })
     }
 
@@ -407,6 +417,9 @@ impl LinuxBackend {
             let frames = atspi.frames(&app.obj).await?;
             if frames.is_empty() {
                 continue;
+            }
+            if let Ok(mut m) = self.app_buses.lock() {
+                m.insert(pid, app.obj.bus.clone());
             }
             let geom = |v: &View| WindowGeom {
                 id: v.win.id,

@@ -3,12 +3,14 @@
 //! first GUI call.
 
 pub mod atspi;
+mod atspi_verify;
 pub mod backend;
 mod cache;
 mod frames;
 mod list;
 mod modal;
 mod perform;
+mod perform_check;
 pub mod session;
 mod shm;
 mod walk;

@@ -3,6 +3,7 @@
 
 use crate::atspi::{ObjRef, RawNode};
 use crate::backend::{decode_native, CoordRule, LinuxBackend, View};
+use crate::perform_check::{Pressed, SELECT_ROLES, STATE_WAIT, TOGGLE_ROLES};
 use lsm_core::{
     ActionOutcome, BackendAction, ElementRef, ErrorCode, GuiError, GuiResult, MouseButton, Point, Rect,
     Target, WindowInfo,
@@ -33,7 +34,7 @@ fn press_action_index(actions: &[String], states: &[String]) -> Option<usize> {
 
 impl LinuxBackend {
     /// Re-reads an element and checks it is still the same control.
-    async fn verify(&self, e: &ElementRef) -> GuiResult<(CoordRule, ObjRef, RawNode)> {
+    pub(crate) async fn verify(&self, e: &ElementRef) -> GuiResult<(CoordRule, ObjRef, RawNode)> {
         let (rule, obj) = decode_native(&e.native)?;
         let node = self
             .atspi()?
@@ -45,9 +46,10 @@ impl LinuxBackend {
     }
 
     /// A plain left click on an element by the action seen at observation time, after the
-    /// cheapest check that it is still the same control (role and states, one round trip).
-    /// `Ok(None)`: no such action, or the application refused it; the caller clicks instead.
-    async fn quick_press(&self, e: &ElementRef) -> GuiResult<Option<ActionOutcome>> {
+    /// cheapest check that it is still the same control (role and states, one round trip), with
+    /// its effect checked. `Ok(None)`: no such action, or the application refused it; the caller
+    /// clicks instead.
+    async fn quick_press(&self, window: &WindowInfo, e: &ElementRef) -> GuiResult<Option<ActionOutcome>> {
         let (_, obj) = decode_native(&e.native)?;
         let atspi = self.atspi()?;
         let (role, states) = atspi
@@ -58,14 +60,23 @@ impl LinuxBackend {
         let Some(index) = press_action_index(&e.actions, &states) else {
             return Ok(None);
         };
-        Ok(atspi
-            .do_action_at(&obj, index)
-            .await?
-            .then(|| ActionOutcome::new(format!("atspi_action:{}", e.actions[index]))))
+        let name = &e.actions[index];
+        let method = format!("atspi_action:{name}");
+        match self.press_watching(window, &obj, index).await? {
+            Pressed::Done(false) => Ok(None),
+            Pressed::Blocked { evidence, stop } => {
+                Ok(Some(ActionOutcome::new(method).verified(evidence).stopping(stop)))
+            }
+            Pressed::Done(true) => {
+                let toggles = TOGGLE_ROLES.contains(&role.as_str()) || name.eq_ignore_ascii_case("toggle");
+                let check = self.after_press(&obj, &role, &states, toggles).await;
+                Ok(Some(ActionOutcome::new(method).with_check(check)))
+            }
+        }
     }
 
     /// Current on-screen centre of an element, checked to be inside the window.
-    async fn element_point(&self, view: &View, e: &ElementRef) -> GuiResult<Point> {
+    pub(crate) async fn element_point(&self, view: &View, e: &ElementRef) -> GuiResult<Point> {
         let (rule, _obj, node) = self.verify(e).await?;
         let ext = node.extents.filter(|r| !r.is_empty()).ok_or_else(|| {
             GuiError::new(
@@ -99,7 +110,7 @@ impl LinuxBackend {
     }
 
     /// Raises and focuses the window so input reaches it; says so when focus is unconfirmed.
-    async fn activate(&self, view: &View) -> GuiResult<Option<String>> {
+    pub(crate) async fn activate(&self, view: &View) -> GuiResult<Option<String>> {
         let id = view.win.id;
         let ok = self.x(move |x| x.activate(id)).await?;
         Ok((!ok).then(|| "the window did not confirm focus; input may have gone elsewhere".to_string()))
@@ -110,21 +121,41 @@ impl LinuxBackend {
         window: &WindowInfo,
         action: &BackendAction,
     ) -> GuiResult<ActionOutcome> {
-        // A plain element click is the control's own action: no window geometry needed.
+        // A plain element click is the control's own action: no window geometry needed. Rows
+        // and cells are selected, not toggled or expanded.
         if let BackendAction::Click {
             target: Target::Element(e),
             button: MouseButton::Left,
             count: 1,
         } = action
         {
-            if let Some(done) = self.quick_press(e).await? {
+            if SELECT_ROLES.contains(&e.role.as_str()) {
+                return self.select(window, e).await;
+            }
+            if let Some(done) = self.quick_press(window, e).await? {
                 return Ok(done);
             }
             let (_, obj, node) = self.verify(e).await?;
             let preferred = press_actions(&node.states);
             if !node.actions.is_empty() && !preferred.is_empty() {
-                if let Some(name) = self.atspi()?.do_action(&obj, &preferred, false).await? {
-                    return Ok(ActionOutcome::new(format!("atspi_action:{name}")));
+                let ran = match self.atspi()?.do_action(&obj, &preferred, false).await {
+                    Err(err) if err.code == ErrorCode::Timeout => {
+                        if let Some(Pressed::Blocked { evidence, stop }) =
+                            self.blocked_by_dialog(window, &obj.bus).await
+                        {
+                            return Ok(ActionOutcome::new("atspi_action")
+                                .verified(evidence)
+                                .stopping(stop));
+                        }
+                        return Err(err);
+                    }
+                    other => other?,
+                };
+                if let Some(name) = ran {
+                    let toggles =
+                        TOGGLE_ROLES.contains(&node.role.as_str()) || name.eq_ignore_ascii_case("toggle");
+                    let check = self.after_press(&obj, &node.role, &node.states, toggles).await;
+                    return Ok(ActionOutcome::new(format!("atspi_action:{name}")).with_check(check));
                 }
             }
         }
@@ -139,12 +170,17 @@ impl LinuxBackend {
                 let note = self.activate(&win).await?;
                 let (b, n) = (*button, *count);
                 self.x(move |x| x.click(p, b, n)).await?;
-                Ok(with_note(ActionOutcome::new("xtest"), note))
+                let check = match target {
+                    Target::Element(e) => self.after_pointer_click(window, e).await,
+                    Target::Point(_) => self.after_input(window, None, "a click by coordinates").await,
+                };
+                Ok(with_note(ActionOutcome::new("xtest").with_check(check), note))
             }
             BackendAction::Move { target } => {
                 let p = self.screen_point(&win, target).await?;
                 self.x(move |x| x.pointer_move(p)).await?;
-                Ok(ActionOutcome::new("xtest"))
+                Ok(ActionOutcome::new("xtest")
+                    .unverified("the pointer was moved; hover effects are not read back"))
             }
             BackendAction::Scroll {
                 target,
@@ -158,7 +194,8 @@ impl LinuxBackend {
                 let note = self.activate(&win).await?;
                 let (dx, dy) = (*delta_x, *delta_y);
                 self.x(move |x| x.scroll(p, dx, dy)).await?;
-                Ok(with_note(ActionOutcome::new("xtest"), note))
+                let check = self.after_input(window, None, "scrolling").await;
+                Ok(with_note(ActionOutcome::new("xtest").with_check(check), note))
             }
             BackendAction::Drag { from, to, button } => {
                 let a = self.screen_point(&win, from).await?;
@@ -166,74 +203,57 @@ impl LinuxBackend {
                 let note = self.activate(&win).await?;
                 let button = *button;
                 self.x(move |x| x.drag(a, b, button)).await?;
-                Ok(with_note(ActionOutcome::new("xtest"), note))
+                let check = self.after_input(window, None, "a drag").await;
+                Ok(with_note(ActionOutcome::new("xtest").with_check(check), note))
             }
             BackendAction::Type { element, text } => {
                 let note = self.activate(&win).await?;
+                let mut named = None;
                 if let Some(e) = element {
                     let (_, obj, _) = self.verify(e).await?;
                     if !self.atspi()?.grab_focus(&obj).await? {
                         let p = self.element_point(&win, e).await?;
                         self.x(move |x| x.click(p, MouseButton::Left, 1)).await?;
                     }
+                    named = Some((obj, e.role.clone()));
                 }
-                let text = text.clone();
-                self.x(move |x| x.type_text(&text)).await?;
-                Ok(with_note(ActionOutcome::new("xtest_type"), note))
+                let check = self.type_and_check(window, named, text).await?;
+                Ok(with_note(
+                    ActionOutcome::new("xtest_type").with_check(check),
+                    note,
+                ))
             }
             BackendAction::Key { combo } => {
                 let note = self.activate(&win).await?;
                 let combo = combo.clone();
                 self.x(move |x| x.key_combo(&combo)).await?;
-                Ok(with_note(ActionOutcome::new("xtest"), note))
+                let check = self.after_input(window, None, "a key press").await;
+                Ok(with_note(ActionOutcome::new("xtest").with_check(check), note))
             }
-            BackendAction::SetValue { element, value } => {
-                let (_, obj, node) = self.verify(element).await?;
-                let atspi = self.atspi()?;
-                if node.interfaces.iter().any(|i| i == "EditableText") {
-                    if atspi.set_text(&obj, value).await? {
-                        return Ok(ActionOutcome::new("editable_text"));
-                    }
-                    return Err(GuiError::backend(format!(
-                        "element {} refused the new text",
-                        element.id
-                    )));
-                }
-                if node.interfaces.iter().any(|i| i == "Value") {
-                    let v: f64 = value.trim().parse().map_err(|_| {
-                        GuiError::invalid(format!(
-                            "element {} takes a number; {value:?} is not one",
-                            element.id
-                        ))
-                    })?;
-                    if atspi.set_numeric_value(&obj, v).await? {
-                        return Ok(ActionOutcome::new("value"));
-                    }
-                    return Err(GuiError::backend(format!(
-                        "element {} refused the value",
-                        element.id
-                    )));
-                }
-                Err(GuiError::new(
-                    ErrorCode::UnsupportedAction,
-                    format!(
-                        "element {} ({}) has neither editable text nor a numeric value; click it or type instead",
-                        element.id, element.role
-                    ),
-                ))
-            }
+            BackendAction::SetValue { element, value } => self.set_value(window, &win, element, value).await,
             BackendAction::Focus { element } => {
                 let note = self.activate(&win).await?;
                 match element {
-                    None => Ok(with_note(ActionOutcome::new("x11_activate"), note)),
+                    None => {
+                        let out = ActionOutcome::new("x11_activate");
+                        Ok(match &note {
+                            None => out.verified("the window has the input focus"),
+                            Some(n) => out.unverified(n.clone()),
+                        })
+                    }
                     Some(e) => {
                         let (_, obj, _) = self.verify(e).await?;
                         if self.atspi()?.grab_focus(&obj).await? {
-                            Ok(with_note(ActionOutcome::new("atspi_grab_focus"), note))
+                            let check = self.await_state(&obj, "focused", STATE_WAIT).await;
+                            Ok(with_note(
+                                ActionOutcome::new("atspi_grab_focus").with_check(check),
+                                note,
+                            ))
                         } else {
                             let p = self.element_point(&win, e).await?;
                             self.x(move |x| x.click(p, MouseButton::Left, 1)).await?;
-                            Ok(with_note(ActionOutcome::new("xtest"), note))
+                            let check = self.await_state(&obj, "focused", STATE_WAIT).await;
+                            Ok(with_note(ActionOutcome::new("xtest").with_check(check), note))
                         }
                     }
                 }
@@ -242,7 +262,7 @@ impl LinuxBackend {
     }
 }
 
-fn stale(e: &ElementRef, why: &str) -> GuiError {
+pub(crate) fn stale(e: &ElementRef, why: &str) -> GuiError {
     GuiError::new(
         ErrorCode::ElementStale,
         format!(

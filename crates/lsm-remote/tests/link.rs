@@ -92,6 +92,8 @@ impl GuiService for Scripted {
             window_id: r.window_id,
             ok: true,
             results: vec![],
+            stopped: None,
+            not_run: vec![],
             next: "observe".into(),
         })
     }

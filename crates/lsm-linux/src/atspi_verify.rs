@@ -1,0 +1,286 @@
+//! Reading an action's effect back over AT-SPI: text, numbers and states after an action, the
+//! selection of a list or tree, the application's open modal dialogs, a round trip through an
+//! application's main loop, and the focus / text-change events that say where typing landed.
+
+use crate::atspi::{
+    value_as_ref, Atspi, CallError, FrameInfo, ObjRef, IFACE_ACCESSIBLE, IFACE_REGISTRY, IFACE_TABLE, IFACE_TEXT,
+    IFACE_VALUE, REGISTRY_BUS, REGISTRY_PATH, ROOT_PATH,
+};
+use futures_util::StreamExt;
+use lsm_core::GuiResult;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use zbus::zvariant::OwnedValue;
+
+const IFACE_SELECTION: &str = "org.a11y.atspi.Selection";
+const IFACE_EVENT_OBJECT: &str = "org.a11y.atspi.Event.Object";
+/// The events that tell where keyboard input goes and lands. Applications send events only
+/// while some client listens for them, so they are registered with the registry.
+const WATCHED_EVENTS: &[&str] = &[
+    "object:state-changed:focused",
+    "object:text-changed",
+    "object:text-caret-moved",
+];
+/// Longest text read back, in characters.
+const MAX_READ_CHARS: i64 = 8192;
+/// Roles of top-levels that block their application while shown.
+const DIALOG_ROLES: &[&str] = &["dialog", "alert", "file_chooser", "color_chooser", "font_chooser"];
+
+#[derive(Default)]
+struct Seen {
+    focused: Option<ObjRef>,
+    /// The object whose text last changed or whose caret last moved, and when.
+    text: Option<(ObjRef, Instant)>,
+}
+
+/// What the event watcher has seen so far. Cheap to clone.
+#[derive(Clone, Default)]
+pub(crate) struct Events {
+    seen: Arc<Mutex<Seen>>,
+}
+
+impl Events {
+    /// The object that last gained the keyboard focus, if any was seen.
+    pub(crate) fn focused(&self) -> Option<ObjRef> {
+        self.seen.lock().ok()?.focused.clone()
+    }
+
+    /// The object whose text changed (or caret moved) most recently at or after `since`.
+    pub(crate) fn text_changed_since(&self, since: Instant) -> Option<ObjRef> {
+        let seen = self.seen.lock().ok()?;
+        seen.text
+            .as_ref()
+            .filter(|(_, at)| *at >= since)
+            .map(|(o, _)| o.clone())
+    }
+
+    fn record(&self, member: &str, obj: ObjRef, detail: &str, d1: i32) {
+        let Ok(mut seen) = self.seen.lock() else {
+            return;
+        };
+        match member {
+            "StateChanged" if detail == "focused" && d1 == 1 => seen.focused = Some(obj),
+            "TextChanged" | "TextCaretMoved" => seen.text = Some((obj, Instant::now())),
+            _ => {}
+        }
+    }
+}
+
+/// An AT-SPI object event body: `(detail, detail1, detail2, any_data, properties)`.
+type EventBody = (String, i32, i32, OwnedValue, HashMap<String, OwnedValue>);
+
+impl Atspi {
+    /// Starts watching focus and text events for the life of the connection. Never fails: without
+    /// events, verification reads the element the action named instead.
+    pub(crate) async fn watch_events(&self) -> Events {
+        let events = Events::default();
+        let rule = match zbus::MatchRule::builder()
+            .msg_type(zbus::message::Type::Signal)
+            .interface(IFACE_EVENT_OBJECT)
+        {
+            Ok(b) => b.build(),
+            Err(e) => {
+                tracing::debug!("event match rule: {e}");
+                return events;
+            }
+        };
+        let stream = tokio::time::timeout(
+            Duration::from_secs(2),
+            zbus::MessageStream::for_match_rule(rule, self.connection(), Some(256)),
+        )
+        .await;
+        let mut stream = match stream {
+            Ok(Ok(s)) => s,
+            other => {
+                tracing::debug!("no AT-SPI event stream: {:?}", other.err());
+                return events;
+            }
+        };
+        for name in WATCHED_EVENTS {
+            let with_props = (*name, Vec::<String>::new(), "");
+            let r = self
+                .call_t::<_, ()>(
+                    Duration::from_secs(1),
+                    REGISTRY_BUS,
+                    REGISTRY_PATH,
+                    IFACE_REGISTRY,
+                    "RegisterEvent",
+                    &with_props,
+                )
+                .await;
+            if r.is_err() {
+                // Registries before 2.42 take only the event name.
+                let _ = self
+                    .call_t::<_, ()>(
+                        Duration::from_secs(1),
+                        REGISTRY_BUS,
+                        REGISTRY_PATH,
+                        IFACE_REGISTRY,
+                        "RegisterEvent",
+                        &(*name,),
+                    )
+                    .await;
+            }
+        }
+        let sink = events.clone();
+        tokio::spawn(async move {
+            while let Some(msg) = stream.next().await {
+                let Ok(msg) = msg else { continue };
+                let header = msg.header();
+                let (Some(member), Some(sender), Some(path)) =
+                    (header.member(), header.sender(), header.path())
+                else {
+                    continue;
+                };
+                let member = member.as_str();
+                if !matches!(member, "StateChanged" | "TextChanged" | "TextCaretMoved") {
+                    continue;
+                }
+                let Ok((detail, d1, _, _, _)) = msg.body().deserialize::<EventBody>() else {
+                    continue;
+                };
+                sink.record(member, ObjRef::new(sender.as_str(), path.as_str()), &detail, d1);
+            }
+        });
+        events
+    }
+
+    /// The whole text of a Text object (up to a bound). `None`: it has no text interface.
+    pub(crate) async fn read_text(&self, obj: &ObjRef) -> GuiResult<Option<String>> {
+        let count = match self.prop_int(obj, IFACE_TEXT, "CharacterCount").await {
+            Ok(c) => c,
+            Err(CallError::Unsupported(_)) => return Ok(None),
+            Err(e) => return Err(e.into_gui(obj)),
+        };
+        let end = count.clamp(0, MAX_READ_CHARS) as i32;
+        if end == 0 {
+            return Ok(Some(String::new()));
+        }
+        match self
+            .call::<_, String>(obj, IFACE_TEXT, "GetText", &(0i32, end))
+            .await
+        {
+            Ok(t) => Ok(Some(t)),
+            Err(CallError::Unsupported(_)) => Ok(None),
+            Err(e) => Err(e.into_gui(obj)),
+        }
+    }
+
+    /// `Text.CharacterCount` alone (a password field's length). `None`: no text interface.
+    pub(crate) async fn char_count(&self, obj: &ObjRef) -> GuiResult<Option<i64>> {
+        match self.prop_int(obj, IFACE_TEXT, "CharacterCount").await {
+            Ok(c) => Ok(Some(c)),
+            Err(CallError::Unsupported(_)) => Ok(None),
+            Err(e) => Err(e.into_gui(obj)),
+        }
+    }
+
+    /// `Value.CurrentValue`. `None`: no value interface.
+    pub(crate) async fn read_number(&self, obj: &ObjRef) -> GuiResult<Option<f64>> {
+        match self.prop_f64(obj, IFACE_VALUE, "CurrentValue").await {
+            Ok(v) => Ok(Some(v)),
+            Err(CallError::Unsupported(_)) => Ok(None),
+            Err(e) => Err(e.into_gui(obj)),
+        }
+    }
+
+    /// The object's states. `None`: it is gone.
+    pub(crate) async fn read_states(&self, obj: &ObjRef) -> GuiResult<Option<Vec<String>>> {
+        match self.states_of(obj).await {
+            Ok(s) => Ok(Some(s)),
+            Err(CallError::Gone(_)) => Ok(None),
+            Err(e) => Err(e.into_gui(obj)),
+        }
+    }
+
+    /// Selects `obj` alone through its parent's `Selection` (a list or tree selecting a row).
+    /// `false`: the parent has no selection interface or refused.
+    pub(crate) async fn select_in_parent(&self, obj: &ObjRef) -> GuiResult<bool> {
+        let (parent, index) = tokio::join!(
+            self.prop(obj, IFACE_ACCESSIBLE, "Parent"),
+            self.call::<_, i32>(obj, IFACE_ACCESSIBLE, "GetIndexInParent", &()),
+        );
+        let (Some(parent), Ok(index)) = (parent.ok().as_ref().and_then(value_as_ref), index) else {
+            return Ok(false);
+        };
+        if index < 0 {
+            return Ok(false);
+        }
+        // A click selects only what it lands on. Any failure means "not this way" (Qt has no
+        // Selection on its trees, only Table): the caller tries the next way, then clicks.
+        if self
+            .call::<_, bool>(&parent, IFACE_SELECTION, "ClearSelection", &())
+            .await
+            .is_ok()
+        {
+            if let Ok(true) = self
+                .call::<_, bool>(&parent, IFACE_SELECTION, "SelectChild", &(index,))
+                .await
+            {
+                return Ok(true);
+            }
+        }
+        self.select_row(&parent, index).await
+    }
+
+    /// Selects the row of child `index` alone through the parent's `Table` (Qt trees and tables).
+    async fn select_row(&self, table: &ObjRef, index: i32) -> GuiResult<bool> {
+        let Ok(row) = self
+            .call::<_, i32>(table, IFACE_TABLE, "GetRowAtIndex", &(index,))
+            .await
+        else {
+            return Ok(false);
+        };
+        if row < 0 {
+            return Ok(false);
+        }
+        // Add first (a single-selection view replaces its selection), then drop the others.
+        let added = self
+            .call::<_, bool>(table, IFACE_TABLE, "AddRowSelection", &(row,))
+            .await
+            .unwrap_or(false);
+        if !added {
+            return Ok(false);
+        }
+        let selected: Vec<i32> = self
+            .call(table, IFACE_TABLE, "GetSelectedRows", &())
+            .await
+            .unwrap_or_default();
+        for r in selected.into_iter().filter(|r| *r != row) {
+            let _ = self
+                .call::<_, bool>(table, IFACE_TABLE, "RemoveRowSelection", &(r,))
+                .await;
+        }
+        Ok(true)
+    }
+
+    /// One call answered by the application `bus`: the application's main loop has run since
+    /// everything sent before it (X input already in its socket included) arrived. `false`:
+    /// no answer within `limit`.
+    pub(crate) async fn round_trip(&self, bus: &str, limit: Duration) -> bool {
+        let root = ObjRef::new(bus, ROOT_PATH);
+        let started = Instant::now();
+        // Twice: the first may be answered in the same main loop iteration that read the input.
+        for _ in 0..2 {
+            let left = limit.saturating_sub(started.elapsed());
+            let call =
+                self.call_t::<_, Vec<u32>>(left, &root.bus, &root.path, IFACE_ACCESSIBLE, "GetState", &());
+            if call.await.is_err() {
+                return false;
+            }
+        }
+        true
+    }
+
+    /// A showing dialog of the application `bus` (the one a blocked action opened), preferring
+    /// one marked modal or active.
+    pub(crate) async fn open_dialog(&self, bus: &str) -> GuiResult<Option<FrameInfo>> {
+        let frames = self.frames(&ObjRef::new(bus, ROOT_PATH)).await?;
+        let has = |f: &FrameInfo, s: &str| f.states.iter().any(|x| x == s);
+        Ok(frames
+            .into_iter()
+            .filter(|f| has(f, "showing") && (DIALOG_ROLES.contains(&f.role.as_str()) || has(f, "modal")))
+            .max_by_key(|f| (has(f, "modal"), has(f, "active"))))
+    }
+}
