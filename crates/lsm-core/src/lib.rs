@@ -20,6 +20,7 @@ pub mod outline;
 pub mod service;
 pub mod space;
 pub mod state;
+pub mod text;
 
 pub use backend::{ActionOutcome, BackendAction, BackendConnector, DesktopBackend, NoGui, Target};
 pub use limits::Limits;
