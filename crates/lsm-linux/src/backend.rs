@@ -1,6 +1,7 @@
 //! `DesktopBackend` for an X11 session: windows, capture and raw input from X11, elements and
 //! semantic actions from AT-SPI, joined by process id and title.
 
+use crate::app_name::AppNames;
 use crate::atspi::{Atspi, CoordKind, FrameInfo, ObjRef, RawNode, WalkOptions};
 use crate::session::Session;
 use crate::x11::{X11Window, X11};
@@ -192,6 +193,7 @@ pub struct LinuxBackend {
     display_scale: f64,
     /// Per-window scale found when the window was observed.
     scales: Mutex<HashMap<u32, f64>>,
+    app_names: AppNames,
 }
 
 impl LinuxBackend {
@@ -240,6 +242,7 @@ impl LinuxBackend {
             a11y_pids: Mutex::default(),
             display_scale,
             scales: Mutex::default(),
+            app_names: AppNames::default(),
         })
     }
 
@@ -273,14 +276,13 @@ impl LinuxBackend {
     }
 
     async fn refresh_a11y_pids(&self) -> HashSet<u32> {
-        let pids: HashSet<u32> = match &self.atspi {
-            Some(a) => a
-                .applications()
-                .await
-                .map(|apps| apps.iter().filter_map(|a| a.pid).collect())
-                .unwrap_or_default(),
-            None => HashSet::new(),
+        let apps = match &self.atspi {
+            Some(a) => a.applications().await.unwrap_or_default(),
+            None => Vec::new(),
         };
+        let pids: HashSet<u32> = apps.iter().filter_map(|a| a.pid).collect();
+        self.app_names
+            .set_accessible(apps.into_iter().filter_map(|a| Some((a.pid?, a.name))));
         *self.a11y_pids.lock().unwrap_or_else(|p| p.into_inner()) = pids.clone();
         pids
     }
@@ -303,7 +305,8 @@ impl LinuxBackend {
         WindowInfo {
             window_id: format_window_id(w.id),
             title: w.title.clone(),
-            app: app_name(w),
+            app: self.app_names.name(w),
+            app_id: w.instance.clone(),
             pid: w.pid,
             bounds: view.logical_bounds(),
             focused: w.focused,
@@ -445,16 +448,6 @@ fn still_same(e: &ElementRef, role: &str, states: &[String]) -> GuiResult<()> {
         ));
     }
     Ok(())
-}
-
-fn app_name(w: &X11Window) -> String {
-    if !w.instance.is_empty() {
-        return w.instance.clone();
-    }
-    w.pid
-        .and_then(|p| std::fs::read_to_string(format!("/proc/{p}/comm")).ok())
-        .map(|s| s.trim().to_string())
-        .unwrap_or_default()
 }
 
 /// Roles of transient top-levels that belong to the window they pop up over.

@@ -2,6 +2,7 @@
 //! (XTest, GetImage/Composite) for windows, capture and raw input. Nothing connects until the
 //! first GUI call.
 
+mod app_name;
 pub mod atspi;
 pub mod backend;
 pub mod session;
