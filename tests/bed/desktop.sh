@@ -16,12 +16,19 @@
 #   tests/bed/desktop.sh install          # install the Debian packages (apt only if missing)
 #   tests/bed/desktop.sh restart-app KEY  # kill app KEY, start it again, wait, same place; prints pid
 #   tests/bed/desktop.sh pid KEY          # pid of a running app
+#   tests/bed/desktop.sh ensure-app KEY [ARG...]  # start KEY unless it runs (ARGs: its command
+#                                         # line, e.g. a file or URL), wait, place; prints pid
+#   tests/bed/desktop.sh stop-app KEY     # stop app KEY (and what it started)
 #
 # Settings (environment):
 #   LSM_BED_DISPLAY     X display (default :99)
 #   LSM_BED_DIR         state, logs, runtime dir, HOME of the xterm (default /tmp/lsm-bed)
 #   LSM_BED_APPS        app keys (default "testapp qt5-calculator xterm"); all keys:
-#                       testapp gtk3-widget-factory gtk4-widget-factory qt5-calculator xterm
+#                       testapp gtk3-widget-factory gtk4-widget-factory qt5-calculator xterm biglist
+#                       and, heavier, usually started on demand by the tests (`ensure-app`):
+#                       writer (LibreOffice Writer, gtk3 VCL plugin), firefox (Firefox ESR, own
+#                       profile; ARG: URLs, default tests/apps/web/form.html), gnome-calculator,
+#                       mousepad, thunar, qttree (tests/apps/lsm_qttree.py, PyQt5)
 #   LSM_BED_WM          xfwm4 | none (default xfwm4)
 #   LSM_BED_COMPOSITOR  1 = run xfwm4's compositor (default 0: off)
 #   LSM_BED_SCREEN      Xvfb screen (default 1280x800x24)
@@ -62,11 +69,17 @@ PACKAGES=(xvfb xfonts-base fonts-dejavu-core fonts-noto-cjk x11-utils x11-apps x
           gtk-3-examples gtk-4-examples qtbase5-examples xterm xfwm4 xfconf
           strace util-linux   # strace, unshare: the headless test
           iproute2            # ip netns / veth: the remote-machine test
-          chromium)           # the web UI tests (tests/webui, playwright-core)
+          chromium            # the web UI tests (tests/webui, playwright-core)
+          # the real applications of the e2e suite (started on demand: `ensure-app KEY`)
+          libreoffice-writer libreoffice-gtk3 firefox-esr gnome-calculator mousepad thunar
+          python3-pyqt5 qttools5-dev-tools wmctrl)
 
-# Window places (top-left of the window-manager frame), listed bottom -> top of the stacking
-# order. The test app gets the keyboard focus after placing.
-LAYOUT="gtk4-widget-factory:0:0 gtk3-widget-factory:0:0 testapp:20:20 qt5-calculator:700:20 xterm:700:420 biglist:840:240"
+# Window places (top-left of the window-manager frame; KEY:X:Y or KEY:X:Y:WIDTH:HEIGHT for apps
+# that start maximized), listed bottom -> top of the stacking order. The test app gets the
+# keyboard focus after placing.
+LAYOUT="gtk4-widget-factory:0:0 gtk3-widget-factory:0:0 testapp:20:20 qt5-calculator:700:20 xterm:700:420 biglist:840:240
+        writer:40:30:1000:700 firefox:60:40:1000:680 gnome-calculator:660:60 mousepad:80:60 thunar:100:80
+        qttree:760:300"
 
 say() { printf '[bed %s] %s\n' "$(date +%T)" "$*" >&2; }
 die() { say "ERROR: $*"; exit 1; }
@@ -267,11 +280,17 @@ app_spec() {
     gtk4-widget-factory) echo "a11y gtk4-widget-factory" ;;
     qt5-calculator)      echo "a11y calculator" ;;
     xterm)               echo "plain xterm" ;;
-    *) die "unknown app key '$1' (testapp gtk3-widget-factory gtk4-widget-factory qt5-calculator xterm biglist)" ;;
+    writer)              echo "a11y libreoffice soffice.bin" ;;
+    firefox)             echo "a11y Navigator" ;;
+    gnome-calculator)    echo "a11y gnome-calculator" ;;
+    mousepad)            echo "a11y mousepad" ;;
+    thunar)              echo "a11y thunar" ;;
+    qttree)              echo "a11y lsm_qttree.py" ;;
+    *) die "unknown app key '$1' (testapp gtk3-widget-factory gtk4-widget-factory qt5-calculator xterm biglist writer firefox gnome-calculator mousepad thunar qttree)" ;;
   esac
 }
-start_app() { # start_app KEY
-  local key=$1
+start_app() { # start_app KEY [ARG...]
+  local key=$1; shift
   case $key in
     testapp)             spawn "app-$key" /usr/bin/python3 "$TESTAPP" ;;
     biglist)             spawn "app-$key" /usr/bin/python3 "$REPO/tests/apps/lsm_biglist.py" ;;
@@ -283,13 +302,57 @@ start_app() { # start_app KEY
       (cd "$BEDHOME" && HOME="$BEDHOME" LANG=C.UTF-8 LC_ALL=C.UTF-8 PS1='$ ' \
         spawn "app-$key" xterm -T xterm -geometry 80x24 -xrm 'XTerm*allowTitleOps: false' \
           -e bash --noprofile --norc) ;;
+    writer)
+      lo_profile
+      SAL_USE_VCLPLUGIN=gtk3 spawn "app-$key" soffice --writer --norestore --nologo \
+        "-env:UserInstallation=file://$DIR/lo" "$@" ;;
+    firefox)
+      ff_profile
+      (($#)) || set -- "file://$REPO/tests/apps/web/form.html"
+      MOZ_ENABLE_WAYLAND=0 spawn "app-$key" firefox-esr --no-remote --new-instance \
+        --profile "$DIR/firefox" "$@" ;;
+    gnome-calculator)    spawn "app-$key" gnome-calculator "$@" ;;
+    mousepad)            spawn "app-$key" mousepad --disable-server "$@" ;;
+    thunar)              spawn "app-$key" thunar "$@" ;;
+    qttree)              LSM_QTTREE_LOG="$LOGS/qttree-events.jsonl" \
+                           spawn "app-$key" /usr/bin/python3 "$REPO/tests/apps/lsm_qttree.py" "$@" ;;
   esac
 }
 
+lo_profile() { # a LibreOffice user profile without first-start dialogs (tip of the day, formats)
+  local reg="$DIR/lo/user/registrymodifications.xcu"
+  [[ -f $reg ]] && return 0
+  mkdir -p "$(dirname "$reg")"
+  cp "$REPO/tests/apps/lo-registrymodifications.xcu" "$reg"
+}
+
+ff_profile() { # a Firefox profile without first-run pages, updates or network chatter
+  [[ -f $DIR/firefox/user.js ]] && return 0
+  mkdir -p "$DIR/firefox"
+  cp "$REPO/tests/apps/firefox-user.js" "$DIR/firefox/user.js"
+}
+
+registered_child() { # registered_child PID COMM: a descendant of PID named COMM, on AT-SPI
+  local p pids
+  pids=$(registered_pids)
+  for p in $(descendants_of "$1"); do
+    [[ $(cat "/proc/$p/comm" 2>/dev/null) == "$2" ]] && grep -qx "$p" <<<"$pids" && { echo "$p"; return 0; }
+  done
+  return 1
+}
+
 wait_app() { # wait_app KEY: mapped window (+ AT-SPI registration for accessible apps)
-  local key=$1 pid kind cls
+  local key=$1 pid kind cls proc child
   pid=$(alive "app-$key") || die "app $key is not running (see $LOGS/app-$key.log)"
-  read -r kind cls <<<"$(app_spec "$key")"
+  read -r kind cls proc <<<"$(app_spec "$key")"
+  if [[ -n ${proc:-} && $(cat "/proc/$pid/comm" 2>/dev/null) != "$proc" ]]; then
+    # Started through a launcher (LibreOffice's oosplash, which restarts the app once on a new
+    # profile): the app is the child that registers on AT-SPI; record that one.
+    wait_until "an AT-SPI-registered $proc under $key (pid $pid)" registered_child "$pid" "$proc"
+    child=$(registered_child "$pid" "$proc")
+    remember "app-$key" "$child"
+    pid=$child
+  fi
   wait_until "a mapped window of $key (pid $pid)" has_window "$pid" "$cls"
   [[ $kind == a11y ]] && wait_until "AT-SPI registration of $key (pid $pid)" is_registered "$pid"
   say "ready: $key (pid $pid)"
@@ -297,13 +360,18 @@ wait_app() { # wait_app KEY: mapped window (+ AT-SPI registration for accessible
 
 place_apps() { # place_apps KEY...: move the windows of these apps to their LAYOUT places
   [[ $WM != none ]] || return 0
-  local ent key x y pid kind cls w ext moved=0
+  local ent key x y width height pid kind cls w ext moved=0
   for ent in $LAYOUT; do
-    IFS=: read -r key x y <<<"$ent"
+    IFS=: read -r key x y width height <<<"$ent"
     [[ " $* " == *" $key "* ]] || continue
     pid=$(alive "app-$key") || continue
-    read -r kind cls <<<"$(app_spec "$key")"
+    read -r kind cls _ <<<"$(app_spec "$key")"
     w=$(app_window "$pid" "$cls") || continue
+    if [[ -n ${width:-} ]]; then # un-maximize, then the given size (xdotool cannot do the first)
+      wmctrl -i -r "$w" -b remove,maximized_vert,maximized_horz >/dev/null 2>&1 || true
+      wmctrl -i -r "$w" -e "0,$x,$y,$width,$height" >/dev/null 2>&1 || true
+      sleep 0.2
+    fi
     # LAYOUT gives the frame's top-left. The WM puts the frame there for the usual NorthWest
     # gravity; a client with Static gravity (Qt) names its client area instead.
     if [[ $(xprop -id "$w" WM_NORMAL_HINTS 2>/dev/null) == *"gravity: Static"* ]]; then
@@ -441,6 +509,32 @@ do_restart_app() { # restart-app KEY
   alive "app-$key"
 }
 
+do_ensure_app() { # ensure-app KEY [ARG...]
+  local key=${1:-}
+  [[ -n $key ]] || die "usage: $0 ensure-app KEY [ARG...]"
+  shift
+  app_spec "$key" >/dev/null
+  if ! [[ -s $STATE/a11y_bus ]] || ! alive xvfb >/dev/null; then die "bed is not up ($DIR)"; fi
+  child_env
+  if ! alive "app-$key" >/dev/null; then
+    start_app "$key" "$@"
+    wait_app "$key"
+    place_apps "$key"
+  fi
+  alive "app-$key"
+}
+
+do_stop_app() { # stop-app KEY
+  local key=${1:-} pid victims=()
+  [[ -n $key ]] || die "usage: $0 stop-app KEY"
+  app_spec "$key" >/dev/null
+  if pid=$(alive "app-$key"); then
+    read -ra victims <<<"$pid $(descendants_of "$pid")"
+    stop_pids "${victims[@]}"
+  fi
+  rm -f "$STATE/app-$key.pid"
+}
+
 do_status() {
   local f name pid
   for f in "$STATE"/*.pid; do
@@ -484,6 +578,8 @@ case $cmd in
   down)        do_down ;;
   install)     do_install ;;
   restart-app) shift; do_restart_app "$@" ;;
+  ensure-app)  shift; do_ensure_app "$@" ;;
+  stop-app)    shift; do_stop_app "$@" ;;
   pid)         [[ -n ${2:-} ]] || die "usage: $0 pid KEY"; alive "app-$2" || die "app $2 is not running" ;;
-  *) echo "usage: $0 up|down|env|status|install|restart-app KEY|pid KEY" >&2; exit 2 ;;
+  *) echo "usage: $0 up|down|env|status|install|restart-app KEY|ensure-app KEY [ARG...]|stop-app KEY|pid KEY" >&2; exit 2 ;;
 esac

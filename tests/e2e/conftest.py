@@ -7,7 +7,8 @@
 - Ground truth comes from AT-SPI through tests/lib/atspi_probe.py, always in a subprocess with a
   timeout (pyatspi can deadlock; it is never imported here).
 
-Fixtures: bed_env, lsm_bin, probe, restart_app, app_pid, fresh_testapp.
+Fixtures: bed_env, lsm_bin, probe, restart_app, ensure_app, stop_app, app_pid, fresh_testapp.
+WEB: the directory of the Firefox test pages (tests/apps/web), for file:// URLs.
 The MCP client fixtures live elsewhere.
 """
 
@@ -31,6 +32,7 @@ PROBE = REPO / "tests" / "lib" / "atspi_probe.py"
 SYSTEM_PYTHON = "/usr/bin/python3"  # has python3-gi and pyatspi; the venv python has neither
 TESTAPP_NAME = "lsm_testapp.py"  # the test app's AT-SPI application name (and WM_CLASS)
 LSM_BIN = Path(os.environ.get("LSM_BIN") or REPO / "target" / "release" / "lsm")
+WEB = REPO / "tests" / "apps" / "web"
 
 BED_ENV: dict[str, str] = {}
 
@@ -138,6 +140,23 @@ def restart_app(key: str = "testapp", timeout: float = 120) -> int:
     return int(r.stdout.strip().splitlines()[-1])
 
 
+def ensure_app(key: str, *args: str, timeout: float = 180) -> int:
+    """Start a bed app unless it already runs (args: its command line, e.g. a file or URL; used
+    only when it starts), wait until it is registered on AT-SPI and placed; its pid. The heavy
+    applications (writer, firefox, ...) are not in the default bed: tests start them so."""
+    r = _bed("ensure-app", key, *args, timeout=timeout)
+    if r.returncode != 0:
+        raise RuntimeError(f"desktop.sh ensure-app {key} failed:\n{r.stderr[-3000:]}")
+    return int(r.stdout.strip().splitlines()[-1])
+
+
+def stop_app(key: str, timeout: float = 60) -> None:
+    """Stop a bed app (and what it started)."""
+    r = _bed("stop-app", key, timeout=timeout)
+    if r.returncode != 0:
+        raise RuntimeError(f"desktop.sh stop-app {key} failed:\n{r.stderr[-3000:]}")
+
+
 def app_pid(key: str = "testapp") -> int | None:
     """Pid of a running bed app (None if it is not running)."""
     r = _bed("pid", key)
@@ -178,6 +197,19 @@ def probe():
 def _restart_app_fixture():
     """restart_app(key) -> new pid (tests that close or destroy things restore the app so)."""
     return restart_app
+
+
+@pytest.fixture(name="ensure_app")
+def _ensure_app_fixture():
+    """ensure_app(key, *args) -> pid of a running bed app, started if needed (writer, firefox,
+    gnome-calculator, mousepad, thunar, qttree, ...: see tests/bed/desktop.sh)."""
+    return ensure_app
+
+
+@pytest.fixture(name="stop_app")
+def _stop_app_fixture():
+    """stop_app(key): stop a bed app (a test that needs a fresh instance stops it first)."""
+    return stop_app
 
 
 @pytest.fixture(name="app_pid")

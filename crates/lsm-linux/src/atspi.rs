@@ -14,67 +14,46 @@
 //! an event listener with the registry, so a walk that finds it missing registers one narrow
 //! listener for the life of the connection (what every screen reader does, and more).
 //!
-//! Only what is on screen is read: hidden objects, objects without area and objects outside the
-//! window or outside the scrolled area of their scroll pane / list are dropped with their subtrees
-//! without reading them. A huge container (GTK 3 creates one accessible per tree view cell) is read
-//! only around its visible area; its node keeps `child_count` and gets a `summary`.
+//! The walk itself is in `walk.rs` (with `list.rs` for huge containers and `cache.rs` for
+//! `Cache.GetItems`), as further `impl Atspi` blocks.
 
 use ::atspi as at;
-use futures_util::stream::{FuturesUnordered, StreamExt};
 use lsm_core::{ErrorCode, GuiError, GuiResult, Rect};
 use serde::de::DeserializeOwned;
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use zbus::zvariant::{self as zv, OwnedObjectPath, OwnedValue};
 
+pub use crate::walk::{WalkOptions, WalkResult};
+
 /// Bound on every single D-Bus call.
 pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(2);
 /// Bound on the per-application look-ups of `applications()`: a hung app must not slow every listing.
-const APP_INFO_TIMEOUT: Duration = Duration::from_millis(700);
-/// Objects fetched at once during a walk. Each is up to ~6 concurrent calls; the application answers
-/// them in order, so this mostly hides round-trip latency.
-const WALK_CONCURRENCY: usize = 64;
+pub(crate) const APP_INFO_TIMEOUT: Duration = Duration::from_millis(700);
 /// Longest `value` text read from a Text object, in characters.
-const MAX_TEXT_CHARS: i32 = 4096;
-/// Above this many children only the visible ones are read (see `Atspi::visible_children`): a
-/// `GetChildren` on a huge table makes the application create an accessible for every cell.
-const MAX_BULK_CHILDREN: i32 = 512;
-/// A container that manages its descendants (tables, trees) is read around its visible area
-/// already above this many children.
-const MAX_MANAGED_CHILDREN: i32 = 64;
-/// Points probed down a huge container's visible area to find the children shown there.
-const LIST_PROBES: i32 = 7;
-/// No row is shorter than this (px): bounds how many children lie between two probes.
-const MIN_ROW_PX: i32 = 8;
-/// Children read from a huge container when probing finds none (no point lookup support).
-const LIST_FALLBACK: usize = 64;
-/// The event listener registered to make GTK 3 serve `Cache.GetItems`: one no application sends in
-/// normal use, so registering it costs nothing but the activation of the bridge.
-const CACHE_LISTENER_EVENT: &str = "object:property-change:accessible-table-summary";
-/// After a failed activation, the cache of that application is not asked for again for this long.
-const CACHE_RETRY: Duration = Duration::from_secs(10);
+pub(crate) const MAX_TEXT_CHARS: i32 = 4096;
 /// Bound on opening a direct connection to an application.
-const PEER_TIMEOUT: Duration = Duration::from_millis(500);
+pub(crate) const PEER_TIMEOUT: Duration = Duration::from_millis(500);
 
-const REGISTRY_BUS: &str = "org.a11y.atspi.Registry";
-const REGISTRY_PATH: &str = "/org/a11y/atspi/registry";
-const IFACE_REGISTRY: &str = "org.a11y.atspi.Registry";
-const ROOT_PATH: &str = "/org/a11y/atspi/accessible/root";
-const CACHE_PATH: &str = "/org/a11y/atspi/cache";
-const IFACE_CACHE: &str = "org.a11y.atspi.Cache";
-const NULL_PATH: &str = "/org/a11y/atspi/null";
-const IFACE_ACCESSIBLE: &str = "org.a11y.atspi.Accessible";
-const IFACE_ACTION: &str = "org.a11y.atspi.Action";
-const IFACE_APPLICATION: &str = "org.a11y.atspi.Application";
-const IFACE_COMPONENT: &str = "org.a11y.atspi.Component";
-const IFACE_EDITABLE_TEXT: &str = "org.a11y.atspi.EditableText";
-const IFACE_TABLE: &str = "org.a11y.atspi.Table";
-const IFACE_TEXT: &str = "org.a11y.atspi.Text";
-const IFACE_VALUE: &str = "org.a11y.atspi.Value";
-const IFACE_PROPERTIES: &str = "org.freedesktop.DBus.Properties";
-const IFACE_PREFIX: &str = "org.a11y.atspi.";
+pub(crate) const REGISTRY_BUS: &str = "org.a11y.atspi.Registry";
+pub(crate) const REGISTRY_PATH: &str = "/org/a11y/atspi/registry";
+pub(crate) const IFACE_REGISTRY: &str = "org.a11y.atspi.Registry";
+pub(crate) const ROOT_PATH: &str = "/org/a11y/atspi/accessible/root";
+pub(crate) const CACHE_PATH: &str = "/org/a11y/atspi/cache";
+pub(crate) const IFACE_CACHE: &str = "org.a11y.atspi.Cache";
+pub(crate) const NULL_PATH: &str = "/org/a11y/atspi/null";
+pub(crate) const IFACE_ACCESSIBLE: &str = "org.a11y.atspi.Accessible";
+pub(crate) const IFACE_ACTION: &str = "org.a11y.atspi.Action";
+pub(crate) const IFACE_APPLICATION: &str = "org.a11y.atspi.Application";
+pub(crate) const IFACE_COMPONENT: &str = "org.a11y.atspi.Component";
+pub(crate) const IFACE_EDITABLE_TEXT: &str = "org.a11y.atspi.EditableText";
+pub(crate) const IFACE_TABLE: &str = "org.a11y.atspi.Table";
+pub(crate) const IFACE_TEXT: &str = "org.a11y.atspi.Text";
+pub(crate) const IFACE_VALUE: &str = "org.a11y.atspi.Value";
+pub(crate) const IFACE_PROPERTIES: &str = "org.freedesktop.DBus.Properties";
+pub(crate) const IFACE_PREFIX: &str = "org.a11y.atspi.";
 
 /// A reference to one accessible object: D-Bus unique bus name + object path.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -104,7 +83,7 @@ impl ObjRef {
         Some(ObjRef::new(bus, path))
     }
 
-    fn is_null(&self) -> bool {
+    pub(crate) fn is_null(&self) -> bool {
         self.bus.is_empty() || self.path == NULL_PATH
     }
 }
@@ -160,7 +139,7 @@ pub enum CoordKind {
 }
 
 impl CoordKind {
-    fn atspi(self) -> u32 {
+    pub(crate) fn atspi(self) -> u32 {
         match self {
             CoordKind::Screen => 0,
             CoordKind::Window => 1,
@@ -209,32 +188,9 @@ impl RawNode {
     }
 }
 
-/// Bounds of a walk.
-#[derive(Debug, Clone)]
-pub struct WalkOptions {
-    pub max_elements: usize,
-    pub max_depth: u32,
-    /// Skip hidden and off-screen subtrees (counted in the result).
-    pub prune: bool,
-    pub deadline: Instant,
-    pub coords: CoordKind,
-}
-
-#[derive(Debug, Clone)]
-pub struct WalkResult {
-    /// Depth-first pre-order; `parent` indexes into this Vec.
-    pub nodes: Vec<RawNode>,
-    pub truncated: bool,
-    pub truncated_reason: Option<String>,
-    /// Subtrees skipped on purpose, not walked: hidden ones, and ones with no area or outside
-    /// the window or the scrolled area of their container.
-    pub skipped_hidden: usize,
-    pub skipped_off_screen: usize,
-}
-
 /// Why one call failed, before it becomes a `GuiError`.
 #[derive(Debug, Clone)]
-enum CallError {
+pub(crate) enum CallError {
     Timeout(String),
     /// The object or its application no longer exists.
     Gone(String),
@@ -244,7 +200,7 @@ enum CallError {
 }
 
 impl CallError {
-    fn into_gui(self, obj: &ObjRef) -> GuiError {
+    pub(crate) fn into_gui(self, obj: &ObjRef) -> GuiError {
         match self {
             CallError::Timeout(what) => GuiError::timeout(format!("AT-SPI call {what} on {obj}")),
             CallError::Gone(why) => GuiError::new(
@@ -260,7 +216,7 @@ impl CallError {
     }
 }
 
-fn classify(what: &str, e: zbus::Error) -> CallError {
+pub(crate) fn classify(what: &str, e: zbus::Error) -> CallError {
     match e {
         zbus::Error::MethodError(name, detail, _) => {
             let msg = format!(
@@ -289,29 +245,29 @@ fn classify(what: &str, e: zbus::Error) -> CallError {
 /// Connection to the accessibility bus. Cheap to clone.
 #[derive(Clone)]
 pub struct Atspi {
-    conn: zbus::Connection,
-    address: String,
-    call_timeout: Duration,
+    pub(crate) conn: zbus::Connection,
+    pub(crate) address: String,
+    pub(crate) call_timeout: Duration,
     /// Application info by unique bus name: it never changes for a given connection.
-    apps: Arc<Mutex<HashMap<String, AppInfo>>>,
+    pub(crate) apps: Arc<Mutex<HashMap<String, AppInfo>>>,
     /// Toolkit name and version by unique bus name, for the toolkit-specific paths.
-    toolkits: Arc<Mutex<HashMap<String, (String, String)>>>,
+    pub(crate) toolkits: Arc<Mutex<HashMap<String, (String, String)>>>,
     /// Whether the event listener that makes GTK 3 serve its cache is registered (set once per
     /// connection; the registry drops it when the connection closes).
-    listener: Arc<tokio::sync::OnceCell<bool>>,
+    pub(crate) listener: Arc<tokio::sync::OnceCell<bool>>,
     /// Applications whose cache could not be had, and when that was found.
-    no_cache: Arc<Mutex<HashMap<String, Instant>>>,
+    pub(crate) no_cache: Arc<Mutex<HashMap<String, Instant>>>,
     /// D-Bus calls made so far (for measurements).
-    calls: Arc<AtomicUsize>,
+    pub(crate) calls: Arc<AtomicUsize>,
     /// Direct (peer-to-peer) connections by application bus name; `None` inside: not offered.
-    peers: Arc<Mutex<HashMap<String, PeerSlot>>>,
+    pub(crate) peers: Arc<Mutex<HashMap<String, PeerSlot>>>,
 }
 
 /// A direct connection to one application, opened once.
 type PeerSlot = Arc<tokio::sync::OnceCell<Option<zbus::Connection>>>;
 
 /// A slot that says "no direct connection".
-fn no_peer() -> PeerSlot {
+pub(crate) fn no_peer() -> PeerSlot {
     Arc::new(tokio::sync::OnceCell::new_with(Some(None)))
 }
 
@@ -321,65 +277,20 @@ impl std::fmt::Debug for Atspi {
     }
 }
 
-/// What one object fetch produced.
-struct Fetched {
-    node: RawNode,
-    /// Children to visit (empty unless asked for and the node is kept).
-    children: Vec<ObjRef>,
-    /// Children that were not listed for lack of element budget (the walk is then truncated).
-    cut: usize,
-    /// The clip for the children: the walk's clip, narrowed to a scrolling container's area.
-    child_clip: Option<Rect>,
-    /// False when the node is hidden or outside the clip: drop it with its subtree.
-    keep: bool,
-    /// With `keep` false: hidden (true) or off-screen (false).
-    hidden: bool,
-}
-
-impl Fetched {
-    fn dropped(node: RawNode, hidden: bool) -> Fetched {
-        Fetched {
-            node,
-            children: Vec::new(),
-            cut: 0,
-            child_clip: None,
-            keep: false,
-            hidden,
-        }
-    }
-}
-
 /// The properties every object is read for first.
 #[derive(Clone)]
-struct Basics {
-    role: String,
-    states: Vec<String>,
-    interfaces: Vec<String>,
-    name: String,
-    description: String,
+pub(crate) struct Basics {
+    pub(crate) role: String,
+    pub(crate) states: Vec<String>,
+    pub(crate) interfaces: Vec<String>,
+    pub(crate) name: String,
+    pub(crate) description: String,
     /// -1: unknown (the cache does not count the children of objects managing descendants).
-    child_count: i32,
-}
-
-/// What `Cache.GetItems` told about an application's objects.
-#[derive(Default)]
-struct Prefetch {
-    basics: HashMap<ObjRef, Basics>,
-    /// Children in order, for the parents whose children the cache lists completely (its parent
-    /// links and indices agree with the live child count). Only where the toolkit's links are
-    /// trusted (`Flavor::cache_tree`).
-    children: HashMap<ObjRef, Vec<ObjRef>>,
-}
-
-/// Shared state of one walk.
-struct WalkCtx {
-    pre: Option<Prefetch>,
-    /// "showing" is reliable here: objects without it are not on screen (GTK 3, window shown).
-    showing: bool,
+    pub(crate) child_count: i32,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
-enum TextMode {
+pub(crate) enum TextMode {
     /// `GetText(0, -1)`: all of it in one call (GTK 3; GTK 4.8 answers "" to it).
     ToEnd,
     /// `GetText(0, 4096)`: the toolkit clamps the end (GTK 4, Qt; GTK 3 would read past the end).
@@ -392,23 +303,23 @@ enum TextMode {
 
 /// How to talk to one toolkit: what it gets wrong decides the fastest safe calls.
 #[derive(Clone, Copy, Debug)]
-struct Flavor {
+pub(crate) struct Flavor {
     /// `Properties.GetAll` works (GTK). Qt 5.15 crashes on it, so only where known to work.
-    getall: bool,
-    text: TextMode,
+    pub(crate) getall: bool,
+    pub(crate) text: TextMode,
     /// `Cache.GetItems` gives live data for the whole application (GTK 3 and 4).
-    cache: bool,
+    pub(crate) cache: bool,
     /// The cache's parent links and indices agree with `GetChildren` (GTK 3; not GTK 4.8, whose
     /// stack pages disagree), so a complete set of them replaces the `GetChildren` call.
-    cache_tree: bool,
+    pub(crate) cache_tree: bool,
     /// The cache appears only once an event listener is registered (at-spi2-atk: GTK 3).
-    cache_needs_listener: bool,
+    pub(crate) cache_needs_listener: bool,
     /// "showing" means on screen (GTK 3; GTK 4.8 never sets it below the window).
-    showing: bool,
+    pub(crate) showing: bool,
 }
 
 impl Flavor {
-    fn of(toolkit: &str, version: &str) -> Flavor {
+    pub(crate) fn of(toolkit: &str, version: &str) -> Flavor {
         let major = version
             .split('.')
             .next()
@@ -447,14 +358,6 @@ impl Flavor {
             plain
         }
     }
-}
-
-/// One completed walk node waiting for the pre-order renumbering.
-struct Slot {
-    node: RawNode,
-    parent: Option<usize>,
-    order: usize,
-    kids: Vec<usize>,
 }
 
 impl Atspi {
@@ -501,7 +404,7 @@ impl Atspi {
         })
     }
 
-    async fn address_from_session_bus(call_timeout: Duration) -> GuiResult<String> {
+    pub(crate) async fn address_from_session_bus(call_timeout: Duration) -> GuiResult<String> {
         if std::env::var_os("DBUS_SESSION_BUS_ADDRESS").is_none() {
             return Err(GuiError::unavailable(
                 "no accessibility bus: neither AT_SPI_BUS_ADDRESS nor DBUS_SESSION_BUS_ADDRESS is set",
@@ -550,7 +453,7 @@ impl Atspi {
 
     // ---------------------------------------------------------------- raw calls
 
-    async fn call_t<B, R>(
+    pub(crate) async fn call_t<B, R>(
         &self,
         limit: Duration,
         dest: &str,
@@ -595,7 +498,7 @@ impl Atspi {
     /// One bounded call on one connection. `Err(Err(_))`: the connection failed (not the method:
     /// a method error, a timeout or a bad reply are `Err(Ok(_))`).
     #[allow(clippy::too_many_arguments)]
-    async fn call_on<B, R>(
+    pub(crate) async fn call_on<B, R>(
         &self,
         conn: &zbus::Connection,
         limit: Duration,
@@ -624,7 +527,7 @@ impl Atspi {
     }
 
     /// The direct connection to the application owning `bus`, if one is open.
-    fn peer_of(&self, bus: &str) -> Option<zbus::Connection> {
+    pub(crate) fn peer_of(&self, bus: &str) -> Option<zbus::Connection> {
         let slot = self.peers.lock().ok()?.get(bus).cloned()?;
         slot.get().cloned().flatten()
     }
@@ -632,7 +535,7 @@ impl Atspi {
     /// Opens (once per application) a direct connection to the application owning `bus` when it
     /// offers one (`Application.GetApplicationBusAddress`: at-spi2-atk, i.e. GTK 3), so that its
     /// calls skip the bus daemon: half the messages, and its CPU time, per call.
-    async fn ensure_peer(&self, bus: &str) {
+    pub(crate) async fn ensure_peer(&self, bus: &str) {
         if !bus.starts_with(':') {
             return;
         }
@@ -673,7 +576,13 @@ impl Atspi {
         .await;
     }
 
-    async fn call<B, R>(&self, obj: &ObjRef, iface: &str, method: &str, body: &B) -> Result<R, CallError>
+    pub(crate) async fn call<B, R>(
+        &self,
+        obj: &ObjRef,
+        iface: &str,
+        method: &str,
+        body: &B,
+    ) -> Result<R, CallError>
     where
         B: serde::Serialize + zv::DynamicType + Sync,
         R: zv::Type + DeserializeOwned,
@@ -682,7 +591,7 @@ impl Atspi {
             .await
     }
 
-    async fn prop_t(
+    pub(crate) async fn prop_t(
         &self,
         limit: Duration,
         obj: &ObjRef,
@@ -700,26 +609,31 @@ impl Atspi {
         .await
     }
 
-    async fn prop(&self, obj: &ObjRef, iface: &str, name: &str) -> Result<OwnedValue, CallError> {
+    pub(crate) async fn prop(&self, obj: &ObjRef, iface: &str, name: &str) -> Result<OwnedValue, CallError> {
         self.prop_t(self.call_timeout, obj, iface, name).await
     }
 
-    async fn prop_string(&self, obj: &ObjRef, iface: &str, name: &str) -> Result<String, CallError> {
+    pub(crate) async fn prop_string(
+        &self,
+        obj: &ObjRef,
+        iface: &str,
+        name: &str,
+    ) -> Result<String, CallError> {
         let v = self.prop(obj, iface, name).await?;
         String::try_from(v).map_err(|e| CallError::Other(format!("{iface}.{name} is not a string: {e}")))
     }
 
-    async fn prop_int(&self, obj: &ObjRef, iface: &str, name: &str) -> Result<i64, CallError> {
+    pub(crate) async fn prop_int(&self, obj: &ObjRef, iface: &str, name: &str) -> Result<i64, CallError> {
         let v = self.prop(obj, iface, name).await?;
         value_as_i64(&v).ok_or_else(|| CallError::Other(format!("{iface}.{name} is not an integer")))
     }
 
-    async fn prop_f64(&self, obj: &ObjRef, iface: &str, name: &str) -> Result<f64, CallError> {
+    pub(crate) async fn prop_f64(&self, obj: &ObjRef, iface: &str, name: &str) -> Result<f64, CallError> {
         let v = self.prop(obj, iface, name).await?;
         value_as_f64(&v).ok_or_else(|| CallError::Other(format!("{iface}.{name} is not a number")))
     }
 
-    async fn children_of(&self, obj: &ObjRef) -> Result<Vec<ObjRef>, CallError> {
+    pub(crate) async fn children_of(&self, obj: &ObjRef) -> Result<Vec<ObjRef>, CallError> {
         let list: Vec<(String, OwnedObjectPath)> =
             self.call(obj, IFACE_ACCESSIBLE, "GetChildren", &()).await?;
         Ok(list
@@ -729,134 +643,21 @@ impl Atspi {
             .collect())
     }
 
-    /// The children at these indices, in order (all requests in flight at once).
-    async fn children_at(&self, obj: &ObjRef, indices: impl Iterator<Item = i32>) -> Vec<ObjRef> {
-        let calls = indices.map(|i| async move {
-            self.call::<_, (String, OwnedObjectPath)>(obj, IFACE_ACCESSIBLE, "GetChildAtIndex", &(i,))
-                .await
-                .ok()
-                .map(|(bus, path)| ObjRef::new(bus, path.as_str()))
-        });
-        futures_util::future::join_all(calls)
-            .await
-            .into_iter()
-            .flatten()
-            .filter(|r| !r.is_null())
-            .collect()
-    }
-
-    /// Index of the child of `parent` at point (x, y) (`Component.GetAccessibleAtPoint` with
-    /// `GetIndexInParent`), `None` when nothing is there or what is there is not a direct child.
-    async fn child_index_at(&self, parent: &ObjRef, x: i32, y: i32, coords: CoordKind) -> Option<i32> {
-        let (bus, path): (String, OwnedObjectPath) = self
-            .call(
-                parent,
-                IFACE_COMPONENT,
-                "GetAccessibleAtPoint",
-                &(x, y, coords.atspi()),
-            )
-            .await
-            .ok()?;
-        let hit = ObjRef::new(bus, path.as_str());
-        if hit.is_null() || hit == *parent {
-            return None;
-        }
-        let (index, up) = tokio::join!(
-            self.call::<_, i32>(&hit, IFACE_ACCESSIBLE, "GetIndexInParent", &()),
-            self.prop(&hit, IFACE_ACCESSIBLE, "Parent"),
-        );
-        (value_as_ref(&up.ok()?).as_ref() == Some(parent))
-            .then_some(index.ok()?)
-            .filter(|i| *i >= 0)
-    }
-
-    /// The children of a huge container that are on screen: what `view` (its visible area) shows
-    /// at a few points down its left edge, every child between two such points when few enough
-    /// rows fit between them, and a row of margin around each, at most `budget` in all. Returns
-    /// the children, how many were left out for the budget, and a summary for the model.
-    async fn visible_children(
-        &self,
-        node: &RawNode,
-        view: Rect,
-        coords: CoordKind,
-        budget: usize,
-    ) -> (Vec<ObjRef>, usize, String) {
-        let obj = &node.obj;
-        let count = node.child_count;
-        let table = node.has_interface("Table");
-        let table_size = async {
-            if !table {
-                return (None, None);
-            }
-            let (rows, cols) = tokio::join!(
-                self.prop_int(obj, IFACE_TABLE, "NRows"),
-                self.prop_int(obj, IFACE_TABLE, "NColumns"),
-            );
-            (rows.ok(), cols.ok())
-        };
-        // Two columns of probes: near the left edge, and in the middle (a table's row headers
-        // on the left may not answer).
-        let span = (view.height - 3).max(0);
-        let ys: Vec<i32> = (0..LIST_PROBES)
-            .map(|k| view.y + 1 + span * k / (LIST_PROBES - 1))
-            .collect();
-        let xs = [view.x + 3.min(view.width / 2), view.x + view.width / 2];
-        let probes = xs
-            .iter()
-            .flat_map(|&x| ys.iter().map(move |&y| (x, y)))
-            .map(|(x, y)| self.child_index_at(obj, x, y, coords));
-        let ((rows, cols), hits) = tokio::join!(table_size, futures_util::future::join_all(probes));
-        let cols = cols.filter(|c| (1..=256).contains(c)).unwrap_or(1) as i32;
-        let step = span / (LIST_PROBES - 1);
-        let max_gap = (step / MIN_ROW_PX + 2) * cols;
-        let mut ranges: Vec<(i32, i32)> = hits
-            .chunks(ys.len().max(1))
-            .flat_map(|column| visible_ranges(column, cols, max_gap, count))
-            .collect();
-        ranges.sort_unstable();
-        let mut indices: Vec<i32> = Vec::new();
-        for (a, b) in ranges.iter().copied() {
-            let from = indices.last().map_or(a, |&l| a.max(l + 1));
-            indices.extend(from..=b);
-        }
-        if indices.is_empty() {
-            indices = (0..count.min(LIST_FALLBACK as i32)).collect();
-        }
-        let cut = indices.len().saturating_sub(budget);
-        indices.truncate(budget);
-        let read = indices.len();
-        let (first, last) = (
-            indices.first().copied().unwrap_or(0),
-            indices.last().copied().unwrap_or(0),
-        );
-        let kids = self.children_at(obj, indices.into_iter()).await;
-        let what = match rows {
-            Some(r) if r > 0 && cols > 1 => format!("{r} rows × {cols} columns"),
-            Some(r) if r > 0 => format!("{r} rows"),
-            _ => format!("{count} items"),
-        };
-        let summary = if ranges.is_empty() {
-            format!("{what} ({count} children); no visible child found, the first {read} were read")
-        } else {
-            format!(
-                "{what} ({count} children); only the {read} in and next to the visible area \
-                 (children {first}–{last}) were read: scroll it to see others"
-            )
-        };
-        (kids, cut, summary)
-    }
-
-    async fn states_of(&self, obj: &ObjRef) -> Result<Vec<String>, CallError> {
+    pub(crate) async fn states_of(&self, obj: &ObjRef) -> Result<Vec<String>, CallError> {
         let words: Vec<u32> = self.call(obj, IFACE_ACCESSIBLE, "GetState", &()).await?;
         Ok(state_names(&words))
     }
 
-    async fn role_of(&self, obj: &ObjRef) -> Result<String, CallError> {
+    pub(crate) async fn role_of(&self, obj: &ObjRef) -> Result<String, CallError> {
         let role: u32 = self.call(obj, IFACE_ACCESSIBLE, "GetRole", &()).await?;
         Ok(role_name(role))
     }
 
-    async fn extents_of(&self, obj: &ObjRef, coords: CoordKind) -> Result<Option<Rect>, CallError> {
+    pub(crate) async fn extents_of(
+        &self,
+        obj: &ObjRef,
+        coords: CoordKind,
+    ) -> Result<Option<Rect>, CallError> {
         let (x, y, w, h): (i32, i32, i32, i32) = self
             .call(obj, IFACE_COMPONENT, "GetExtents", &(coords.atspi(),))
             .await?;
@@ -865,7 +666,7 @@ impl Atspi {
 
     /// Action names for the tree, in one `GetActions` call. Those are the localized names ("Click"
     /// for "click" in GTK): lowercased they match the canonical ones in English sessions.
-    async fn action_names(&self, obj: &ObjRef) -> Result<Vec<String>, CallError> {
+    pub(crate) async fn action_names(&self, obj: &ObjRef) -> Result<Vec<String>, CallError> {
         match self
             .call::<_, Vec<(String, String, String)>>(obj, IFACE_ACTION, "GetActions", &())
             .await
@@ -877,7 +678,7 @@ impl Atspi {
     }
 
     /// The canonical, not localized, action names (`NActions` + `GetName` each).
-    async fn raw_action_names(&self, obj: &ObjRef) -> Result<Vec<String>, CallError> {
+    pub(crate) async fn raw_action_names(&self, obj: &ObjRef) -> Result<Vec<String>, CallError> {
         let n = self.prop_int(obj, IFACE_ACTION, "NActions").await?.clamp(0, 256) as i32;
         let names =
             (0..n).map(|i| async move { self.call::<_, String>(obj, IFACE_ACTION, "GetName", &(i,)).await });
@@ -885,7 +686,7 @@ impl Atspi {
     }
 
     /// The text of a Text object, at most [`MAX_TEXT_CHARS`] characters.
-    async fn text_of(&self, obj: &ObjRef, mode: TextMode) -> Result<String, CallError> {
+    pub(crate) async fn text_of(&self, obj: &ObjRef, mode: TextMode) -> Result<String, CallError> {
         let end = match mode {
             TextMode::ToEnd => -1,
             TextMode::Clamped => MAX_TEXT_CHARS,
@@ -910,7 +711,7 @@ impl Atspi {
         })
     }
 
-    async fn value_of(&self, obj: &ObjRef) -> Result<String, CallError> {
+    pub(crate) async fn value_of(&self, obj: &ObjRef) -> Result<String, CallError> {
         Ok(format_number(
             self.prop_f64(obj, IFACE_VALUE, "CurrentValue").await?,
         ))
@@ -918,7 +719,7 @@ impl Atspi {
 
     /// Role, states, interfaces, name, description and child count of one object. `None` when it
     /// is gone or defunct. `getall`: read the Accessible properties in one `GetAll`.
-    async fn basics(&self, obj: &ObjRef, getall: bool) -> Result<Option<Basics>, CallError> {
+    pub(crate) async fn basics(&self, obj: &ObjRef, getall: bool) -> Result<Option<Basics>, CallError> {
         let props = async {
             if getall {
                 let all: Result<HashMap<String, OwnedValue>, CallError> = self
@@ -973,317 +774,6 @@ impl Atspi {
         }))
     }
 
-    /// Every object the application has registered, from `Cache.GetItems`: live properties in one
-    /// call (GTK 4; GTK 3 once a listener is registered, see [`Atspi::ensure_listener`]; Qt 5
-    /// answers with nothing). With `Flavor::cache_tree`, also the complete children lists.
-    async fn cache_items(&self, bus: &str, limit: Duration, flavor: Flavor) -> Option<Prefetch> {
-        type Item = CacheItem;
-        let recent_failure = self
-            .no_cache
-            .lock()
-            .ok()
-            .and_then(|m| m.get(bus).copied())
-            .is_some_and(|t| t.elapsed() < CACHE_RETRY);
-        if recent_failure {
-            return None;
-        }
-        let t0 = Instant::now();
-        // at-spi2-atk serves (and keeps current) its cache only while a client listens: register
-        // before the first call. Right after registering, ask over the bus, which delivers the
-        // registry's signal to the application first; a direct connection could overtake it.
-        let fresh = flavor.cache_needs_listener && self.listener.get().is_none();
-        if flavor.cache_needs_listener {
-            self.ensure_listener().await;
-        }
-        let first = if fresh {
-            let conn = &self.conn;
-            self.call_on::<_, Vec<Item>>(conn, limit, Some(bus), CACHE_PATH, IFACE_CACHE, "GetItems", &())
-                .await
-                .map_err(|e| e.unwrap_or_else(|e| classify("GetItems", e)))
-        } else {
-            self.call_t::<_, Vec<Item>>(limit, bus, CACHE_PATH, IFACE_CACHE, "GetItems", &())
-                .await
-        };
-        let items = match first {
-            Ok(items) => Some(items),
-            // Registered, but not yet seen by the application (another thread of this
-            // connection registered it a moment ago): once more, over the bus.
-            Err(CallError::Unsupported(_) | CallError::Gone(_)) if flavor.cache_needs_listener && !fresh => {
-                if self.ensure_listener().await {
-                    let conn = &self.conn;
-                    self.call_on::<_, Vec<Item>>(
-                        conn,
-                        limit,
-                        Some(bus),
-                        CACHE_PATH,
-                        IFACE_CACHE,
-                        "GetItems",
-                        &(),
-                    )
-                    .await
-                    .ok()
-                } else {
-                    None
-                }
-            }
-            Err(_) => None,
-        };
-        let Some(items) = items else {
-            tracing::debug!("no cache for {bus}");
-            if let Ok(mut m) = self.no_cache.lock() {
-                m.insert(bus.to_string(), Instant::now());
-            }
-            return None;
-        };
-        let mut pre = Prefetch::default();
-        // (index, child) by parent, for the children lists.
-        let mut by_parent: HashMap<ObjRef, Vec<(i32, ObjRef)>> = HashMap::new();
-        for (o, _app, parent, index, count, ifaces, name, role, description, states) in items {
-            let obj = ObjRef::new(o.0, o.1.as_str());
-            let basics = Basics {
-                role: role_name(role),
-                states: state_names(&states),
-                interfaces: short_interfaces(ifaces),
-                name,
-                description,
-                child_count: count.max(-1),
-            };
-            if flavor.cache_tree && !basics.states.iter().any(|s| s == "defunct") {
-                by_parent
-                    .entry(ObjRef::new(parent.0, parent.1.as_str()))
-                    .or_default()
-                    .push((index, obj.clone()));
-            }
-            pre.basics.insert(obj, basics);
-        }
-        // A list is used only when complete: exactly the live child count, indices 0..n. Else
-        // (children added while the bridge did not listen, index -1 for scroll bars and menu
-        // items) the walk asks GetChildren.
-        for (parent, mut kids) in by_parent {
-            let Some(count) = pre.basics.get(&parent).map(|b| b.child_count) else {
-                continue;
-            };
-            kids.sort_unstable_by_key(|(i, _)| *i);
-            let complete = kids.len() == count.max(0) as usize
-                && kids.iter().enumerate().all(|(k, (i, _))| *i == k as i32);
-            if complete && count > 0 {
-                pre.children
-                    .insert(parent, kids.into_iter().map(|(_, o)| o).collect());
-            }
-        }
-        tracing::debug!(
-            "cache of {bus}: {} objects, {} complete child lists, in {:?}",
-            pre.basics.len(),
-            pre.children.len(),
-            t0.elapsed()
-        );
-        Some(pre)
-    }
-
-    /// Registers, once per connection, an event listener with the registry: at-spi2-atk (GTK 3)
-    /// serves `Cache.GetItems`, and keeps it current, only while some client listens. The event is
-    /// one applications do not send in normal use. `true` when registered (now or before).
-    async fn ensure_listener(&self) -> bool {
-        *self
-            .listener
-            .get_or_init(|| async {
-                let t = self.call_timeout;
-                let with_props = (CACHE_LISTENER_EVENT, Vec::<String>::new(), "");
-                let res = match self
-                    .call_t::<_, ()>(
-                        t,
-                        REGISTRY_BUS,
-                        REGISTRY_PATH,
-                        IFACE_REGISTRY,
-                        "RegisterEvent",
-                        &with_props,
-                    )
-                    .await
-                {
-                    // Registries before 2.42 take only the event name.
-                    Err(CallError::Unsupported(_) | CallError::Other(_)) => {
-                        let name_only = (CACHE_LISTENER_EVENT,);
-                        self.call_t::<_, ()>(
-                            t,
-                            REGISTRY_BUS,
-                            REGISTRY_PATH,
-                            IFACE_REGISTRY,
-                            "RegisterEvent",
-                            &name_only,
-                        )
-                        .await
-                    }
-                    r => r,
-                };
-                match res {
-                    Ok(()) => true,
-                    Err(e) => {
-                        tracing::debug!("registering an event listener failed: {e:?}");
-                        false
-                    }
-                }
-            })
-            .await
-    }
-
-    /// Reads one object. `None` when it is gone or defunct. With `prune`, hidden objects, empty
-    /// ones and those outside `clip` come back with `keep == false` (and fewer properties).
-    /// `children`: read the child list of kept objects, at most this many.
-    #[allow(clippy::too_many_arguments)]
-    async fn fetch(
-        &self,
-        obj: ObjRef,
-        coords: CoordKind,
-        flavor: Flavor,
-        walk: Option<&WalkCtx>,
-        clip: Option<Rect>,
-        prune: bool,
-        children: Option<usize>,
-    ) -> Result<Option<Fetched>, CallError> {
-        let pre = walk.and_then(|w| w.pre.as_ref());
-        let mut b = match pre.and_then(|p| p.basics.get(&obj)) {
-            Some(b) => b.clone(),
-            None => match self.basics(&obj, flavor.getall).await? {
-                Some(b) => b,
-                None => return Ok(None),
-            },
-        };
-        if b.states.iter().any(|s| s == "defunct") {
-            return Ok(None);
-        }
-        let showing_known = walk.is_some_and(|w| w.showing);
-        let hidden = |states: &[String]| {
-            // GTK 4.8 never sets "showing" below the window: decide from "visible" and geometry,
-            // and from "showing" only where it is reliable.
-            !states.iter().any(|s| s == "visible")
-                || (showing_known && !states.iter().any(|s| s == "showing"))
-        };
-        if prune && hidden(&b.states) {
-            return Ok(Some(Fetched::dropped(raw_node(obj, b), true)));
-        }
-        let has = |iface: &str| b.interfaces.iter().any(|i| i == iface);
-        let (has_component, has_action, has_text, has_value) =
-            (has("Component"), has("Action"), has("Text"), has("Value"));
-        let long = b.states.iter().any(|s| s == "multi_line")
-            || b.role.starts_with("document")
-            || b.role == "terminal";
-        let text_mode = match flavor.text {
-            _ if b.role == "password_text" => TextMode::Masked,
-            // Possibly long and no clamping: ask the length first and read only the head.
-            TextMode::ToEnd if long => TextMode::CountFirst,
-            m => m,
-        };
-        let (extents, actions, value, count) = tokio::join!(
-            async {
-                if has_component {
-                    let arg = (coords.atspi(),);
-                    let e = self.call::<_, (i32, i32, i32, i32)>(&obj, IFACE_COMPONENT, "GetExtents", &arg);
-                    e.await.ok()
-                } else {
-                    None
-                }
-            },
-            async {
-                if has_action {
-                    self.action_names(&obj).await.unwrap_or_default()
-                } else {
-                    Vec::new()
-                }
-            },
-            async {
-                if has_text {
-                    if let Ok(t) = self.text_of(&obj, text_mode).await {
-                        return Some(t);
-                    }
-                }
-                if has_value {
-                    return self.value_of(&obj).await.ok();
-                }
-                None
-            },
-            async {
-                // The cache does not count the children of objects managing their descendants.
-                if b.child_count < 0 {
-                    self.prop_int(&obj, IFACE_ACCESSIBLE, "ChildCount")
-                        .await
-                        .unwrap_or(0)
-                } else {
-                    b.child_count as i64
-                }
-            },
-        );
-        b.child_count = count.clamp(0, i32::MAX as i64) as i32;
-        let mut node = raw_node(obj, b);
-        node.extents = extents.and_then(|(x, y, w, h)| extents_rect(x, y, w, h));
-        node.actions = actions;
-        node.value = value;
-        // An object that answered with no area is not laid out (a hidden stack page in GTK 4,
-        // a scrolled-away row in GTK 3): nothing below it has any area either.
-        let empty = extents.is_some() && node.extents.is_none();
-        let outside = match (node.extents, clip) {
-            (Some(e), Some(c)) => e.intersect(&c).is_none(),
-            _ => false,
-        };
-        if prune && (empty || outside) {
-            return Ok(Some(Fetched::dropped(node, false)));
-        }
-        // What scrolls inside this object and lies outside its area is scrolled away.
-        let scrolls = matches!(
-            node.role.as_str(),
-            "scroll_pane" | "viewport" | "table" | "tree_table" | "tree" | "list" | "list_box"
-        );
-        let child_clip = match (clip, node.extents) {
-            (Some(c), Some(e)) if scrolls => c.intersect(&e),
-            (c, Some(e)) if scrolls => c.or(Some(e)),
-            (c, _) => c,
-        };
-
-        let count = node.child_count;
-        let budget = children.unwrap_or(0);
-        let managed = node.has_state("manages_descendants");
-        let huge = count > MAX_BULK_CHILDREN || (managed && count > MAX_MANAGED_CHILDREN);
-        let listed = pre.and_then(|p| p.children.get(&node.obj));
-        let (kids, cut) = if count == 0 || budget == 0 {
-            (Vec::new(), 0)
-        } else if let (Some(list), false) = (listed, huge) {
-            let cut = list.len().saturating_sub(budget);
-            (list.iter().take(budget).cloned().collect(), cut)
-        } else if let (true, Some(view)) = (huge, child_clip) {
-            let (kids, cut, summary) = self.visible_children(&node, view, coords, budget).await;
-            node.summary = Some(summary);
-            (kids, cut)
-        } else if count <= MAX_BULK_CHILDREN {
-            match self.children_of(&node.obj).await {
-                Ok(k) => {
-                    let cut = k.len().saturating_sub(budget);
-                    (k.into_iter().take(budget).collect(), cut)
-                }
-                Err(CallError::Gone(_)) => return Ok(None),
-                Err(_) => {
-                    let n = (count as usize).min(budget);
-                    let k = self.children_at(&node.obj, 0..n as i32).await;
-                    (k, count as usize - n)
-                }
-            }
-        } else {
-            // Huge and not on screen as far as the geometry tells: the first few.
-            let n = (count as usize).min(budget).min(LIST_FALLBACK);
-            let k = self.children_at(&node.obj, 0..n as i32).await;
-            node.summary = Some(format!(
-                "{count} children; only the first {n} were read (no visible area known)"
-            ));
-            (k, 0)
-        };
-        Ok(Some(Fetched {
-            node,
-            children: kids,
-            cut,
-            child_clip,
-            keep: true,
-            hidden: false,
-        }))
-    }
-
     // ---------------------------------------------------------------- public API
 
     /// Applications registered on the accessibility bus (children of the registry root). Apps whose
@@ -1331,7 +821,7 @@ impl Atspi {
         Ok(out)
     }
 
-    async fn app_info(&self, root: ObjRef) -> Option<AppInfo> {
+    pub(crate) async fn app_info(&self, root: ObjRef) -> Option<AppInfo> {
         let t = APP_INFO_TIMEOUT.min(self.call_timeout);
         let bus_arg = (root.bus.as_str(),);
         let pid = self.call_t::<_, u32>(
@@ -1364,7 +854,7 @@ impl Atspi {
     }
 
     /// Toolkit name and version of the application owning `bus` ("" when unknown).
-    async fn toolkit_of(&self, bus: &str) -> (String, String) {
+    pub(crate) async fn toolkit_of(&self, bus: &str) -> (String, String) {
         if let Some(t) = self.toolkits.lock().ok().and_then(|m| m.get(bus).cloned()) {
             return t;
         }
@@ -1416,227 +906,6 @@ impl Atspi {
             .into_iter()
             .flatten()
             .collect())
-    }
-
-    /// Walks the subtree under `root` (included, depth 0), depth-first pre-order in the result.
-    /// Objects are fetched many at a time, roughly breadth first, so a cut by `max_elements` or
-    /// the deadline keeps the upper levels. Only what is on screen is read: hidden objects
-    /// ("visible" unset; "showing" unset where the toolkit keeps it right), objects with no area,
-    /// objects entirely outside the root's extents or outside the area of the scroll pane or list
-    /// they scroll in are dropped with their subtrees. A huge container is read around its
-    /// visible area only (see `RawNode::summary`).
-    ///
-    /// `truncated` is set exactly when something the walk would have reported was not read: the
-    /// deadline passed, `max_elements` or `max_depth` stopped it, or objects failed to answer.
-    /// What is skipped on purpose (hidden, off-screen, outside a list's visible window) is not a
-    /// truncation.
-    pub async fn walk(&self, root: &ObjRef, opts: &WalkOptions) -> GuiResult<WalkResult> {
-        let (started, calls) = (Instant::now(), self.calls_made());
-        let deadline = tokio::time::Instant::from_std(opts.deadline);
-        let max = opts.max_elements;
-        let cut = |why: String| WalkResult {
-            nodes: Vec::new(),
-            truncated: true,
-            truncated_reason: Some(why),
-            skipped_hidden: 0,
-            skipped_off_screen: 0,
-        };
-        if max == 0 {
-            return Ok(cut("max_elements is 0".into()));
-        }
-        let setup = async { tokio::join!(self.toolkit_of(&root.bus), self.ensure_peer(&root.bus)).0 };
-        let (toolkit, version) = match tokio::time::timeout_at(deadline, setup).await {
-            Ok(t) => t,
-            Err(_) => return Ok(cut("deadline reached before the first element was read".into())),
-        };
-        let flavor = Flavor::of(&toolkit, &version);
-        let coords = opts.coords;
-        let want = |depth: u32, budget: usize| (depth < opts.max_depth).then_some(budget.max(1));
-
-        // The root first (never pruned), with the application's whole cache in parallel.
-        let first = async {
-            let cache = async {
-                // The cache covers the whole application (5-25 ms for the widget factories): worth
-                // it for a real walk, not for a few elements, and never more than half the time left.
-                let left = opts.deadline.saturating_duration_since(Instant::now());
-                if flavor.cache && max >= 64 {
-                    self.cache_items(&root.bus, self.call_timeout.min(left / 2), flavor)
-                        .await
-                } else {
-                    None
-                }
-            };
-            let top = self.fetch(root.clone(), coords, flavor, None, None, false, want(0, max));
-            tokio::join!(cache, top)
-        };
-        let (pre, top) = match tokio::time::timeout_at(deadline, first).await {
-            Ok(r) => r,
-            Err(_) => return Ok(cut("deadline reached before the first element was read".into())),
-        };
-        let top = match top {
-            Ok(Some(f)) => f,
-            Ok(None) => return Err(CallError::Gone("defunct".into()).into_gui(root)),
-            Err(e) => return Err(e.into_gui(root)),
-        };
-        let ctx = WalkCtx {
-            pre,
-            // A window that is not shown itself (minimized) shows nothing: fall back to geometry.
-            showing: flavor.showing && top.node.has_state("showing"),
-        };
-        let ctx = &ctx;
-        let top_clip = top.child_clip.or(top.node.extents);
-
-        let mut slots: Vec<Slot> = Vec::new();
-        // (object, parent slot, index among the parent's children, depth, clip)
-        let mut pending: VecDeque<(ObjRef, usize, usize, u32, Option<Rect>)> = VecDeque::new();
-        let mut reason: Option<String> = None;
-        let mut depth_cut = top.node.child_count > 0 && opts.max_depth == 0;
-        let mut failed = 0usize;
-        let (mut skipped_hidden, mut skipped_off_screen) = (0usize, 0usize);
-        let mut budget_cut = top.cut;
-        for (i, kid) in top.children.into_iter().enumerate() {
-            pending.push_back((kid, 0, i, 1, top_clip));
-        }
-        let mut top_node = top.node;
-        if depth_cut {
-            top_node.summary = Some(depth_summary(top_node.child_count, opts.max_depth));
-        }
-        slots.push(Slot {
-            node: top_node,
-            parent: None,
-            order: 0,
-            kids: Vec::new(),
-        });
-
-        let mut in_flight = FuturesUnordered::new();
-        loop {
-            while in_flight.len() < WALK_CONCURRENCY && slots.len() + in_flight.len() < max {
-                let Some((obj, parent, order, depth, clip)) = pending.pop_front() else {
-                    break;
-                };
-                let budget = max.saturating_sub(slots.len() + in_flight.len() + pending.len());
-                let fut = self.fetch(
-                    obj.clone(),
-                    coords,
-                    flavor,
-                    Some(ctx),
-                    clip,
-                    opts.prune,
-                    want(depth, budget),
-                );
-                in_flight.push(async move { (obj, parent, order, depth, fut.await) });
-            }
-            if in_flight.is_empty() {
-                break;
-            }
-            let next = tokio::select! {
-                biased;
-                n = in_flight.next() => n,
-                _ = tokio::time::sleep_until(deadline) => {
-                    reason = Some(format!(
-                        "deadline reached after {} elements; narrow the request or raise the time limit",
-                        slots.len()
-                    ));
-                    break;
-                }
-            };
-            let Some((obj, parent, order, depth, res)) = next else {
-                break;
-            };
-            let fetched = match res {
-                Ok(Some(f)) if f.keep => f,
-                Ok(Some(f)) => {
-                    if f.hidden {
-                        skipped_hidden += 1;
-                    } else {
-                        skipped_off_screen += 1;
-                    }
-                    continue;
-                }
-                // Gone meanwhile, or skipped on purpose (hidden, off-screen).
-                Ok(_) | Err(CallError::Gone(_)) => continue,
-                Err(e) => {
-                    tracing::debug!("walk: skipping {obj}: {e:?}");
-                    failed += 1;
-                    continue;
-                }
-            };
-            let idx = slots.len();
-            let mut node = fetched.node;
-            node.depth = depth;
-            if depth >= opts.max_depth && node.child_count > 0 {
-                depth_cut = true;
-                node.summary = Some(depth_summary(node.child_count, opts.max_depth));
-            }
-            budget_cut += fetched.cut;
-            for (i, kid) in fetched.children.into_iter().enumerate() {
-                pending.push_back((kid, idx, i, depth + 1, fetched.child_clip));
-            }
-            slots.push(Slot {
-                node,
-                parent: Some(parent),
-                order,
-                kids: Vec::new(),
-            });
-            if let Some(ps) = slots.get_mut(parent) {
-                ps.kids.push(idx);
-            }
-        }
-
-        let unread = pending.len() + budget_cut;
-        if reason.is_none() && unread > 0 {
-            reason = Some(format!(
-                "max_elements ({max}) reached; {unread} more objects were not read"
-            ));
-        }
-        if reason.is_none() && failed > 0 {
-            reason = Some(format!("{failed} objects did not answer and were left out"));
-        }
-        if reason.is_none() && depth_cut {
-            reason = Some(format!(
-                "max_depth ({}) reached; deeper objects were not read",
-                opts.max_depth
-            ));
-        }
-        let nodes = preorder(slots, 0);
-        tracing::debug!(
-            "walk of {root}: {} nodes, {} calls, {:?}{}",
-            nodes.len(),
-            self.calls_made().saturating_sub(calls),
-            started.elapsed(),
-            reason
-                .as_deref()
-                .map(|r| format!("; truncated: {r}"))
-                .unwrap_or_default()
-        );
-        Ok(WalkResult {
-            nodes,
-            truncated: reason.is_some(),
-            truncated_reason: reason,
-            skipped_hidden,
-            skipped_off_screen,
-        })
-    }
-
-    /// Re-reads one object. `Ok(None)` when it is gone or defunct.
-    pub async fn node(&self, obj: &ObjRef, coords: CoordKind) -> GuiResult<Option<RawNode>> {
-        let (toolkit, version) = self.toolkit_of(&obj.bus).await;
-        match self
-            .fetch(
-                obj.clone(),
-                coords,
-                Flavor::of(&toolkit, &version),
-                None,
-                None,
-                false,
-                None,
-            )
-            .await
-        {
-            Ok(Some(f)) => Ok(Some(f.node)),
-            Ok(None) | Err(CallError::Gone(_)) => Ok(None),
-            Err(e) => Err(e.into_gui(obj)),
-        }
     }
 
     /// Role and states only, both in flight at once: the cheap "is it still that control" check
@@ -1808,35 +1077,8 @@ impl Atspi {
     }
 }
 
-/// Renumbers the completed slots into depth-first pre-order with parent indices.
-fn preorder(mut slots: Vec<Slot>, root: usize) -> Vec<RawNode> {
-    let orders: Vec<usize> = slots.iter().map(|s| s.order).collect();
-    for s in slots.iter_mut() {
-        s.kids
-            .sort_by_key(|k| orders.get(*k).copied().unwrap_or(usize::MAX));
-    }
-    let mut taken: Vec<Option<Slot>> = slots.into_iter().map(Some).collect();
-    let mut out: Vec<RawNode> = Vec::with_capacity(taken.len());
-    // (slot, new parent index)
-    let mut stack: Vec<(usize, Option<usize>)> = vec![(root, None)];
-    while let Some((si, parent)) = stack.pop() {
-        let Some(slot) = taken.get_mut(si).and_then(Option::take) else {
-            continue;
-        };
-        let idx = out.len();
-        let mut node = slot.node;
-        node.parent = parent;
-        debug_assert!(slot.parent.is_some() == parent.is_some());
-        out.push(node);
-        for k in slot.kids.into_iter().rev() {
-            stack.push((k, Some(idx)));
-        }
-    }
-    out
-}
-
 /// "org.a11y.atspi.Text" -> "Text".
-fn short_interfaces(ifaces: Vec<String>) -> Vec<String> {
+pub(crate) fn short_interfaces(ifaces: Vec<String>) -> Vec<String> {
     ifaces
         .into_iter()
         .map(|i| i.strip_prefix(IFACE_PREFIX).map(str::to_string).unwrap_or(i))
@@ -1844,7 +1086,7 @@ fn short_interfaces(ifaces: Vec<String>) -> Vec<String> {
 }
 
 /// snake_case role name; "unknown" for roles this crate does not know.
-fn role_name(role: u32) -> String {
+pub(crate) fn role_name(role: u32) -> String {
     match at::Role::try_from(role) {
         // The crate says "button"; AT-SPI itself (GetRoleName, libatspi) says "push button".
         Ok(at::Role::Button) => "push_button".into(),
@@ -1854,7 +1096,7 @@ fn role_name(role: u32) -> String {
 }
 
 /// snake_case names of the set bits of an AT-SPI state set (two u32 words, low first).
-fn state_names(words: &[u32]) -> Vec<String> {
+pub(crate) fn state_names(words: &[u32]) -> Vec<String> {
     let lo = words.first().copied().unwrap_or(0) as u64;
     let hi = words.get(1).copied().unwrap_or(0) as u64;
     let bits = lo | (hi << 32);
@@ -1866,30 +1108,7 @@ fn state_names(words: &[u32]) -> Vec<String> {
         .collect()
 }
 
-fn depth_summary(children: i32, max_depth: u32) -> String {
-    format!("{children} children not read: max_depth ({max_depth}) reached")
-}
-
-/// A node with the basic properties only.
-fn raw_node(obj: ObjRef, b: Basics) -> RawNode {
-    RawNode {
-        obj,
-        parent: None,
-        depth: 0,
-        role: b.role,
-        name: b.name,
-        description: b.description,
-        value: None,
-        states: b.states,
-        actions: Vec::new(),
-        extents: None,
-        interfaces: b.interfaces,
-        child_count: b.child_count,
-        summary: None,
-    }
-}
-
-fn extents_rect(x: i32, y: i32, w: i32, h: i32) -> Option<Rect> {
+pub(crate) fn extents_rect(x: i32, y: i32, w: i32, h: i32) -> Option<Rect> {
     // GTK answers (-1,-1) or a zero size for objects that are not laid out.
     if w <= 0 || h <= 0 || (x == -1 && y == -1) || x == i32::MIN || y == i32::MIN {
         return None;
@@ -1897,7 +1116,7 @@ fn extents_rect(x: i32, y: i32, w: i32, h: i32) -> Option<Rect> {
     Some(Rect::new(x, y, w, h))
 }
 
-fn format_number(v: f64) -> String {
+pub(crate) fn format_number(v: f64) -> String {
     if v.is_finite() && v.fract() == 0.0 && v.abs() < 1e15 {
         format!("{}", v as i64)
     } else {
@@ -1920,7 +1139,7 @@ fn value_as_i64(v: &OwnedValue) -> Option<i64> {
 }
 
 /// An object reference `(so)` inside a variant.
-fn value_as_ref(v: &OwnedValue) -> Option<ObjRef> {
+pub(crate) fn value_as_ref(v: &OwnedValue) -> Option<ObjRef> {
     let zv::Value::Structure(st) = &**v else {
         return None;
     };
@@ -1928,50 +1147,6 @@ fn value_as_ref(v: &OwnedValue) -> Option<ObjRef> {
         [zv::Value::Str(bus), zv::Value::ObjectPath(path)] => Some(ObjRef::new(bus.as_str(), path.as_str())),
         _ => None,
     }
-}
-
-/// Which children of a huge container to read, as inclusive index ranges in ascending order,
-/// from the child indices found at evenly spaced probe points down its visible area, top first
-/// (`None`: nothing there, e.g. a column header or the empty space below the last row). At most
-/// `max_gap` children fit between two neighbouring probes. Each hit brings its row (`cols`
-/// children each side); two neighbouring hits bring everything between them when at most
-/// `max_gap` children lie between (more means they are not on screen together); a hit next to a
-/// probe that found nothing brings `max_gap` children on that side (rows, or headers, whose left
-/// edge the probes missed). Every range gets a row of margin. Clamped to `0..count`.
-fn visible_ranges(hits: &[Option<i32>], cols: i32, max_gap: i32, count: i32) -> Vec<(i32, i32)> {
-    let cols = cols.max(1);
-    let mut ranges: Vec<(i32, i32)> = Vec::new();
-    for (k, hit) in hits.iter().enumerate() {
-        let Some(h) = *hit else { continue };
-        let (mut a, mut b) = (h - cols + 1, h + cols - 1);
-        let before = k.checked_sub(1).and_then(|j| hits.get(j));
-        let after = hits.get(k + 1);
-        match before {
-            Some(Some(p)) if (h - p).abs() <= max_gap => a = a.min(*p),
-            Some(None) => a -= max_gap,
-            _ => {}
-        }
-        match after {
-            Some(Some(n)) if (n - h).abs() <= max_gap => b = b.max(*n),
-            Some(None) => b += max_gap,
-            _ => {}
-        }
-        ranges.push((a.min(b), a.max(b)));
-    }
-    let mut ranges: Vec<(i32, i32)> = ranges
-        .into_iter()
-        .map(|(a, b)| ((a - cols).max(0), (b + cols).min(count - 1)))
-        .filter(|(a, b)| a <= b)
-        .collect();
-    ranges.sort_unstable();
-    let mut merged: Vec<(i32, i32)> = Vec::new();
-    for (a, b) in ranges {
-        match merged.last_mut() {
-            Some(last) if a <= last.1 + 1 => last.1 = last.1.max(b),
-            _ => merged.push((a, b)),
-        }
-    }
-    merged
 }
 
 fn value_as_f64(v: &OwnedValue) -> Option<f64> {
@@ -2034,77 +1209,5 @@ mod tests {
         assert_eq!(extents_rect(0, 0, 10, 10), Some(Rect::new(0, 0, 10, 10)));
         assert_eq!(format_number(5.0), "5");
         assert_eq!(format_number(0.25), "0.25");
-    }
-
-    #[test]
-    fn visible_ranges_cover_the_rows_on_screen() {
-        // Header not hit (None), rows 0..17 of a 2-column table (children 2 + 2 * row).
-        let hits = [None, Some(8), Some(14), Some(20), Some(26), Some(32), Some(36)];
-        assert_eq!(visible_ranges(&hits, 2, 22, 20_002), vec![(0, 39)]);
-        // Scrolled to row 5000: the header is far from the rows, the list ends below.
-        let hits = [None, Some(10_010), Some(10_016), Some(10_022), None, None, None];
-        assert_eq!(
-            visible_ranges(&hits, 2, 22, 20_002),
-            vec![(10_010 - 1 - 22 - 2, 10_022 + 1 + 22 + 2)]
-        );
-        // A hit far from its neighbour (a header above a list scrolled far) stays on its own.
-        let hits = [Some(0), Some(10_010), Some(10_020)];
-        assert_eq!(
-            visible_ranges(&hits, 2, 22, 20_002),
-            vec![(0, 3), (10_010 - 1 - 2, 10_020 + 1 + 2)]
-        );
-        assert!(visible_ranges(&[None, None], 1, 10, 100).is_empty());
-        assert_eq!(visible_ranges(&[Some(98), Some(99)], 1, 10, 100), vec![(97, 99)]);
-    }
-
-    #[test]
-    fn preorder_renumbers() {
-        let mk = |name: &str| RawNode {
-            obj: ObjRef::new(":1.1", format!("/{name}")),
-            parent: None,
-            depth: 0,
-            role: "panel".into(),
-            name: name.into(),
-            description: String::new(),
-            value: None,
-            states: Vec::new(),
-            actions: Vec::new(),
-            extents: None,
-            interfaces: Vec::new(),
-            child_count: 0,
-            summary: None,
-        };
-        // Completed out of order: root, b (order 1), a (order 0), a1.
-        let slots = vec![
-            Slot {
-                node: mk("root"),
-                parent: None,
-                order: 0,
-                kids: vec![1, 2],
-            },
-            Slot {
-                node: mk("b"),
-                parent: Some(0),
-                order: 1,
-                kids: vec![],
-            },
-            Slot {
-                node: mk("a"),
-                parent: Some(0),
-                order: 0,
-                kids: vec![3],
-            },
-            Slot {
-                node: mk("a1"),
-                parent: Some(2),
-                order: 0,
-                kids: vec![],
-            },
-        ];
-        let out = preorder(slots, 0);
-        let names: Vec<&str> = out.iter().map(|n| n.name.as_str()).collect();
-        assert_eq!(names, vec!["root", "a", "a1", "b"]);
-        let parents: Vec<Option<usize>> = out.iter().map(|n| n.parent).collect();
-        assert_eq!(parents, vec![None, Some(0), Some(1), Some(0)]);
     }
 }

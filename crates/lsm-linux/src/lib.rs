@@ -5,8 +5,12 @@
 mod app_name;
 pub mod atspi;
 pub mod backend;
+mod cache;
+mod list;
+mod perform;
 pub mod session;
 mod shm;
+mod walk;
 pub mod x11;
 
 use async_trait::async_trait;

@@ -1,0 +1,575 @@
+//! The tree walk: many objects in flight at once, roughly breadth first, renumbered into
+//! depth-first pre-order at the end.
+//!
+//! Only what is on screen is read: hidden objects, objects without area and objects outside the
+//! window or outside the scrolled area of their scroll pane / list are dropped with their subtrees
+//! without reading them. A huge container (GTK 3 creates one accessible per tree view cell) is read
+//! only around its visible area (see `list.rs`); its node keeps `child_count` and gets a `summary`.
+
+use crate::atspi::{
+    extents_rect, Atspi, Basics, CallError, CoordKind, Flavor, ObjRef, RawNode, TextMode, IFACE_ACCESSIBLE,
+    IFACE_COMPONENT,
+};
+use crate::cache::Prefetch;
+use crate::list::{LIST_FALLBACK, MAX_BULK_CHILDREN, MAX_MANAGED_CHILDREN};
+use futures_util::stream::{FuturesUnordered, StreamExt};
+use lsm_core::{GuiResult, Rect};
+use std::collections::VecDeque;
+use std::time::Instant;
+
+/// Objects fetched at once during a walk. Each is up to ~6 concurrent calls; the application answers
+/// them in order, so this mostly hides round-trip latency.
+const WALK_CONCURRENCY: usize = 64;
+
+/// Bounds of a walk.
+#[derive(Debug, Clone)]
+pub struct WalkOptions {
+    pub max_elements: usize,
+    pub max_depth: u32,
+    /// Skip hidden and off-screen subtrees (counted in the result).
+    pub prune: bool,
+    pub deadline: Instant,
+    pub coords: CoordKind,
+}
+
+#[derive(Debug, Clone)]
+pub struct WalkResult {
+    /// Depth-first pre-order; `parent` indexes into this Vec.
+    pub nodes: Vec<RawNode>,
+    pub truncated: bool,
+    pub truncated_reason: Option<String>,
+    /// Subtrees skipped on purpose, not walked: hidden ones, and ones with no area or outside
+    /// the window or the scrolled area of their container.
+    pub skipped_hidden: usize,
+    pub skipped_off_screen: usize,
+}
+
+/// What one object fetch produced.
+pub(crate) struct Fetched {
+    node: RawNode,
+    /// Children to visit (empty unless asked for and the node is kept).
+    children: Vec<ObjRef>,
+    /// Children that were not listed for lack of element budget (the walk is then truncated).
+    cut: usize,
+    /// The clip for the children: the walk's clip, narrowed to a scrolling container's area.
+    child_clip: Option<Rect>,
+    /// False when the node is hidden or outside the clip: drop it with its subtree.
+    keep: bool,
+    /// With `keep` false: hidden (true) or off-screen (false).
+    hidden: bool,
+}
+
+impl Fetched {
+    fn dropped(node: RawNode, hidden: bool) -> Fetched {
+        Fetched {
+            node,
+            children: Vec::new(),
+            cut: 0,
+            child_clip: None,
+            keep: false,
+            hidden,
+        }
+    }
+}
+
+/// Shared state of one walk.
+pub(crate) struct WalkCtx {
+    pre: Option<Prefetch>,
+    /// "showing" is reliable here: objects without it are not on screen (GTK 3, window shown).
+    showing: bool,
+}
+
+/// One completed walk node waiting for the pre-order renumbering.
+pub(crate) struct Slot {
+    node: RawNode,
+    parent: Option<usize>,
+    order: usize,
+    kids: Vec<usize>,
+}
+
+fn depth_summary(children: i32, max_depth: u32) -> String {
+    format!("{children} children not read: max_depth ({max_depth}) reached")
+}
+
+/// A node with the basic properties only.
+fn raw_node(obj: ObjRef, b: Basics) -> RawNode {
+    RawNode {
+        obj,
+        parent: None,
+        depth: 0,
+        role: b.role,
+        name: b.name,
+        description: b.description,
+        value: None,
+        states: b.states,
+        actions: Vec::new(),
+        extents: None,
+        interfaces: b.interfaces,
+        child_count: b.child_count,
+        summary: None,
+    }
+}
+
+/// Renumbers the completed slots into depth-first pre-order with parent indices.
+fn preorder(mut slots: Vec<Slot>, root: usize) -> Vec<RawNode> {
+    let orders: Vec<usize> = slots.iter().map(|s| s.order).collect();
+    for s in slots.iter_mut() {
+        s.kids
+            .sort_by_key(|k| orders.get(*k).copied().unwrap_or(usize::MAX));
+    }
+    let mut taken: Vec<Option<Slot>> = slots.into_iter().map(Some).collect();
+    let mut out: Vec<RawNode> = Vec::with_capacity(taken.len());
+    // (slot, new parent index)
+    let mut stack: Vec<(usize, Option<usize>)> = vec![(root, None)];
+    while let Some((si, parent)) = stack.pop() {
+        let Some(slot) = taken.get_mut(si).and_then(Option::take) else {
+            continue;
+        };
+        let idx = out.len();
+        let mut node = slot.node;
+        node.parent = parent;
+        debug_assert!(slot.parent.is_some() == parent.is_some());
+        out.push(node);
+        for k in slot.kids.into_iter().rev() {
+            stack.push((k, Some(idx)));
+        }
+    }
+    out
+}
+
+impl Atspi {
+    /// Reads one object. `None` when it is gone or defunct. With `prune`, hidden objects, empty
+    /// ones and those outside `clip` come back with `keep == false` (and fewer properties).
+    /// `children`: read the child list of kept objects, at most this many.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) async fn fetch(
+        &self,
+        obj: ObjRef,
+        coords: CoordKind,
+        flavor: Flavor,
+        walk: Option<&WalkCtx>,
+        clip: Option<Rect>,
+        prune: bool,
+        children: Option<usize>,
+    ) -> Result<Option<Fetched>, CallError> {
+        let pre = walk.and_then(|w| w.pre.as_ref());
+        let mut b = match pre.and_then(|p| p.basics.get(&obj)) {
+            Some(b) => b.clone(),
+            None => match self.basics(&obj, flavor.getall).await? {
+                Some(b) => b,
+                None => return Ok(None),
+            },
+        };
+        if b.states.iter().any(|s| s == "defunct") {
+            return Ok(None);
+        }
+        let showing_known = walk.is_some_and(|w| w.showing);
+        let hidden = |states: &[String]| {
+            // GTK 4.8 never sets "showing" below the window: decide from "visible" and geometry,
+            // and from "showing" only where it is reliable.
+            !states.iter().any(|s| s == "visible")
+                || (showing_known && !states.iter().any(|s| s == "showing"))
+        };
+        if prune && hidden(&b.states) {
+            return Ok(Some(Fetched::dropped(raw_node(obj, b), true)));
+        }
+        let has = |iface: &str| b.interfaces.iter().any(|i| i == iface);
+        let (has_component, has_action, has_text, has_value) =
+            (has("Component"), has("Action"), has("Text"), has("Value"));
+        let long = b.states.iter().any(|s| s == "multi_line")
+            || b.role.starts_with("document")
+            || b.role == "terminal";
+        let text_mode = match flavor.text {
+            _ if b.role == "password_text" => TextMode::Masked,
+            // Possibly long and no clamping: ask the length first and read only the head.
+            TextMode::ToEnd if long => TextMode::CountFirst,
+            m => m,
+        };
+        let (extents, actions, value, count) = tokio::join!(
+            async {
+                if has_component {
+                    let arg = (coords.atspi(),);
+                    let e = self.call::<_, (i32, i32, i32, i32)>(&obj, IFACE_COMPONENT, "GetExtents", &arg);
+                    e.await.ok()
+                } else {
+                    None
+                }
+            },
+            async {
+                if has_action {
+                    self.action_names(&obj).await.unwrap_or_default()
+                } else {
+                    Vec::new()
+                }
+            },
+            async {
+                if has_text {
+                    if let Ok(t) = self.text_of(&obj, text_mode).await {
+                        return Some(t);
+                    }
+                }
+                if has_value {
+                    return self.value_of(&obj).await.ok();
+                }
+                None
+            },
+            async {
+                // The cache does not count the children of objects managing their descendants.
+                if b.child_count < 0 {
+                    self.prop_int(&obj, IFACE_ACCESSIBLE, "ChildCount")
+                        .await
+                        .unwrap_or(0)
+                } else {
+                    b.child_count as i64
+                }
+            },
+        );
+        b.child_count = count.clamp(0, i32::MAX as i64) as i32;
+        let mut node = raw_node(obj, b);
+        node.extents = extents.and_then(|(x, y, w, h)| extents_rect(x, y, w, h));
+        node.actions = actions;
+        node.value = value;
+        // An object that answered with no area is not laid out (a hidden stack page in GTK 4,
+        // a scrolled-away row in GTK 3): nothing below it has any area either.
+        let empty = extents.is_some() && node.extents.is_none();
+        let outside = match (node.extents, clip) {
+            (Some(e), Some(c)) => e.intersect(&c).is_none(),
+            _ => false,
+        };
+        if prune && (empty || outside) {
+            return Ok(Some(Fetched::dropped(node, false)));
+        }
+        // What scrolls inside this object and lies outside its area is scrolled away.
+        let scrolls = matches!(
+            node.role.as_str(),
+            "scroll_pane" | "viewport" | "table" | "tree_table" | "tree" | "list" | "list_box"
+        );
+        let child_clip = match (clip, node.extents) {
+            (Some(c), Some(e)) if scrolls => c.intersect(&e),
+            (c, Some(e)) if scrolls => c.or(Some(e)),
+            (c, _) => c,
+        };
+
+        let count = node.child_count;
+        let budget = children.unwrap_or(0);
+        let managed = node.has_state("manages_descendants");
+        let huge = count > MAX_BULK_CHILDREN || (managed && count > MAX_MANAGED_CHILDREN);
+        let listed = pre.and_then(|p| p.children.get(&node.obj));
+        let (kids, cut) = if count == 0 || budget == 0 {
+            (Vec::new(), 0)
+        } else if let (Some(list), false) = (listed, huge) {
+            let cut = list.len().saturating_sub(budget);
+            (list.iter().take(budget).cloned().collect(), cut)
+        } else if let (true, Some(view)) = (huge, child_clip) {
+            let (kids, cut, summary) = self.visible_children(&node, view, coords, budget).await;
+            node.summary = Some(summary);
+            (kids, cut)
+        } else if count <= MAX_BULK_CHILDREN {
+            match self.children_of(&node.obj).await {
+                Ok(k) => {
+                    let cut = k.len().saturating_sub(budget);
+                    (k.into_iter().take(budget).collect(), cut)
+                }
+                Err(CallError::Gone(_)) => return Ok(None),
+                Err(_) => {
+                    let n = (count as usize).min(budget);
+                    let k = self.children_at(&node.obj, 0..n as i32).await;
+                    (k, count as usize - n)
+                }
+            }
+        } else {
+            // Huge and not on screen as far as the geometry tells: the first few.
+            let n = (count as usize).min(budget).min(LIST_FALLBACK);
+            let k = self.children_at(&node.obj, 0..n as i32).await;
+            node.summary = Some(format!(
+                "{count} children; only the first {n} were read (no visible area known)"
+            ));
+            (k, 0)
+        };
+        Ok(Some(Fetched {
+            node,
+            children: kids,
+            cut,
+            child_clip,
+            keep: true,
+            hidden: false,
+        }))
+    }
+
+    /// Walks the subtree under `root` (included, depth 0), depth-first pre-order in the result.
+    /// Objects are fetched many at a time, roughly breadth first, so a cut by `max_elements` or
+    /// the deadline keeps the upper levels. Only what is on screen is read: hidden objects
+    /// ("visible" unset; "showing" unset where the toolkit keeps it right), objects with no area,
+    /// objects entirely outside the root's extents or outside the area of the scroll pane or list
+    /// they scroll in are dropped with their subtrees. A huge container is read around its
+    /// visible area only (see `RawNode::summary`).
+    ///
+    /// `truncated` is set exactly when something the walk would have reported was not read: the
+    /// deadline passed, `max_elements` or `max_depth` stopped it, or objects failed to answer.
+    /// What is skipped on purpose (hidden, off-screen, outside a list's visible window) is not a
+    /// truncation.
+    pub async fn walk(&self, root: &ObjRef, opts: &WalkOptions) -> GuiResult<WalkResult> {
+        let (started, calls) = (Instant::now(), self.calls_made());
+        let deadline = tokio::time::Instant::from_std(opts.deadline);
+        let max = opts.max_elements;
+        let cut = |why: String| WalkResult {
+            nodes: Vec::new(),
+            truncated: true,
+            truncated_reason: Some(why),
+            skipped_hidden: 0,
+            skipped_off_screen: 0,
+        };
+        if max == 0 {
+            return Ok(cut("max_elements is 0".into()));
+        }
+        let setup = async { tokio::join!(self.toolkit_of(&root.bus), self.ensure_peer(&root.bus)).0 };
+        let (toolkit, version) = match tokio::time::timeout_at(deadline, setup).await {
+            Ok(t) => t,
+            Err(_) => return Ok(cut("deadline reached before the first element was read".into())),
+        };
+        let flavor = Flavor::of(&toolkit, &version);
+        let coords = opts.coords;
+        let want = |depth: u32, budget: usize| (depth < opts.max_depth).then_some(budget.max(1));
+
+        // The root first (never pruned), with the application's whole cache in parallel.
+        let first = async {
+            let cache = async {
+                // The cache covers the whole application (5-25 ms for the widget factories): worth
+                // it for a real walk, not for a few elements, and never more than half the time left.
+                let left = opts.deadline.saturating_duration_since(Instant::now());
+                if flavor.cache && max >= 64 {
+                    self.cache_items(&root.bus, self.call_timeout.min(left / 2), flavor)
+                        .await
+                } else {
+                    None
+                }
+            };
+            let top = self.fetch(root.clone(), coords, flavor, None, None, false, want(0, max));
+            tokio::join!(cache, top)
+        };
+        let (pre, top) = match tokio::time::timeout_at(deadline, first).await {
+            Ok(r) => r,
+            Err(_) => return Ok(cut("deadline reached before the first element was read".into())),
+        };
+        let top = match top {
+            Ok(Some(f)) => f,
+            Ok(None) => return Err(CallError::Gone("defunct".into()).into_gui(root)),
+            Err(e) => return Err(e.into_gui(root)),
+        };
+        let ctx = WalkCtx {
+            pre,
+            // A window that is not shown itself (minimized) shows nothing: fall back to geometry.
+            showing: flavor.showing && top.node.has_state("showing"),
+        };
+        let ctx = &ctx;
+        let top_clip = top.child_clip.or(top.node.extents);
+
+        let mut slots: Vec<Slot> = Vec::new();
+        // (object, parent slot, index among the parent's children, depth, clip)
+        let mut pending: VecDeque<(ObjRef, usize, usize, u32, Option<Rect>)> = VecDeque::new();
+        let mut reason: Option<String> = None;
+        let mut depth_cut = top.node.child_count > 0 && opts.max_depth == 0;
+        let mut failed = 0usize;
+        let (mut skipped_hidden, mut skipped_off_screen) = (0usize, 0usize);
+        let mut budget_cut = top.cut;
+        for (i, kid) in top.children.into_iter().enumerate() {
+            pending.push_back((kid, 0, i, 1, top_clip));
+        }
+        let mut top_node = top.node;
+        if depth_cut {
+            top_node.summary = Some(depth_summary(top_node.child_count, opts.max_depth));
+        }
+        slots.push(Slot {
+            node: top_node,
+            parent: None,
+            order: 0,
+            kids: Vec::new(),
+        });
+
+        let mut in_flight = FuturesUnordered::new();
+        loop {
+            while in_flight.len() < WALK_CONCURRENCY && slots.len() + in_flight.len() < max {
+                let Some((obj, parent, order, depth, clip)) = pending.pop_front() else {
+                    break;
+                };
+                let budget = max.saturating_sub(slots.len() + in_flight.len() + pending.len());
+                let fut = self.fetch(
+                    obj.clone(),
+                    coords,
+                    flavor,
+                    Some(ctx),
+                    clip,
+                    opts.prune,
+                    want(depth, budget),
+                );
+                in_flight.push(async move { (obj, parent, order, depth, fut.await) });
+            }
+            if in_flight.is_empty() {
+                break;
+            }
+            let next = tokio::select! {
+                biased;
+                n = in_flight.next() => n,
+                _ = tokio::time::sleep_until(deadline) => {
+                    reason = Some(format!(
+                        "deadline reached after {} elements; narrow the request or raise the time limit",
+                        slots.len()
+                    ));
+                    break;
+                }
+            };
+            let Some((obj, parent, order, depth, res)) = next else {
+                break;
+            };
+            let fetched = match res {
+                Ok(Some(f)) if f.keep => f,
+                Ok(Some(f)) => {
+                    if f.hidden {
+                        skipped_hidden += 1;
+                    } else {
+                        skipped_off_screen += 1;
+                    }
+                    continue;
+                }
+                // Gone meanwhile, or skipped on purpose (hidden, off-screen).
+                Ok(_) | Err(CallError::Gone(_)) => continue,
+                Err(e) => {
+                    tracing::debug!("walk: skipping {obj}: {e:?}");
+                    failed += 1;
+                    continue;
+                }
+            };
+            let idx = slots.len();
+            let mut node = fetched.node;
+            node.depth = depth;
+            if depth >= opts.max_depth && node.child_count > 0 {
+                depth_cut = true;
+                node.summary = Some(depth_summary(node.child_count, opts.max_depth));
+            }
+            budget_cut += fetched.cut;
+            for (i, kid) in fetched.children.into_iter().enumerate() {
+                pending.push_back((kid, idx, i, depth + 1, fetched.child_clip));
+            }
+            slots.push(Slot {
+                node,
+                parent: Some(parent),
+                order,
+                kids: Vec::new(),
+            });
+            if let Some(ps) = slots.get_mut(parent) {
+                ps.kids.push(idx);
+            }
+        }
+
+        let unread = pending.len() + budget_cut;
+        if reason.is_none() && unread > 0 {
+            reason = Some(format!(
+                "max_elements ({max}) reached; {unread} more objects were not read"
+            ));
+        }
+        if reason.is_none() && failed > 0 {
+            reason = Some(format!("{failed} objects did not answer and were left out"));
+        }
+        if reason.is_none() && depth_cut {
+            reason = Some(format!(
+                "max_depth ({}) reached; deeper objects were not read",
+                opts.max_depth
+            ));
+        }
+        let nodes = preorder(slots, 0);
+        tracing::debug!(
+            "walk of {root}: {} nodes, {} calls, {:?}{}",
+            nodes.len(),
+            self.calls_made().saturating_sub(calls),
+            started.elapsed(),
+            reason
+                .as_deref()
+                .map(|r| format!("; truncated: {r}"))
+                .unwrap_or_default()
+        );
+        Ok(WalkResult {
+            nodes,
+            truncated: reason.is_some(),
+            truncated_reason: reason,
+            skipped_hidden,
+            skipped_off_screen,
+        })
+    }
+
+    /// Re-reads one object. `Ok(None)` when it is gone or defunct.
+    pub async fn node(&self, obj: &ObjRef, coords: CoordKind) -> GuiResult<Option<RawNode>> {
+        let (toolkit, version) = self.toolkit_of(&obj.bus).await;
+        match self
+            .fetch(
+                obj.clone(),
+                coords,
+                Flavor::of(&toolkit, &version),
+                None,
+                None,
+                false,
+                None,
+            )
+            .await
+        {
+            Ok(Some(f)) => Ok(Some(f.node)),
+            Ok(None) | Err(CallError::Gone(_)) => Ok(None),
+            Err(e) => Err(e.into_gui(obj)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn preorder_renumbers() {
+        let mk = |name: &str| RawNode {
+            obj: ObjRef::new(":1.1", format!("/{name}")),
+            parent: None,
+            depth: 0,
+            role: "panel".into(),
+            name: name.into(),
+            description: String::new(),
+            value: None,
+            states: Vec::new(),
+            actions: Vec::new(),
+            extents: None,
+            interfaces: Vec::new(),
+            child_count: 0,
+            summary: None,
+        };
+        // Completed out of order: root, b (order 1), a (order 0), a1.
+        let slots = vec![
+            Slot {
+                node: mk("root"),
+                parent: None,
+                order: 0,
+                kids: vec![1, 2],
+            },
+            Slot {
+                node: mk("b"),
+                parent: Some(0),
+                order: 1,
+                kids: vec![],
+            },
+            Slot {
+                node: mk("a"),
+                parent: Some(0),
+                order: 0,
+                kids: vec![3],
+            },
+            Slot {
+                node: mk("a1"),
+                parent: Some(2),
+                order: 0,
+                kids: vec![],
+            },
+        ];
+        let out = preorder(slots, 0);
+        let names: Vec<&str> = out.iter().map(|n| n.name.as_str()).collect();
+        assert_eq!(names, vec!["root", "a", "a1", "b"]);
+        let parents: Vec<Option<usize>> = out.iter().map(|n| n.parent).collect();
+        assert_eq!(parents, vec![None, Some(0), Some(1), Some(0)]);
+    }
+}
