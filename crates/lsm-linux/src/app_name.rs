@@ -115,7 +115,11 @@ impl DesktopIndex {
                 let Ok(text) = std::fs::read_to_string(&path) else {
                     continue;
                 };
-                let id = path.file_stem().and_then(|s| s.to_str()).unwrap_or("").to_lowercase();
+                let id = path
+                    .file_stem()
+                    .and_then(|s| s.to_str())
+                    .unwrap_or("")
+                    .to_lowercase();
                 index.add(&id, &text);
             }
         }
@@ -147,11 +151,18 @@ impl DesktopIndex {
     }
 
     fn lookup(&self, keys: &[&str]) -> Option<String> {
-        let keys: Vec<String> = keys.iter().filter(|k| !k.is_empty()).map(|k| k.to_lowercase()).collect();
+        let keys: Vec<String> = keys
+            .iter()
+            .filter(|k| !k.is_empty())
+            .map(|k| k.to_lowercase())
+            .collect();
         keys.iter()
             .find_map(|k| self.by_wm_class.get(k))
             .or_else(|| keys.iter().find_map(|k| self.by_id.get(k)))
-            .or_else(|| keys.iter().find_map(|k| self.by_exec.get(k).and_then(Option::as_ref)))
+            .or_else(|| {
+                keys.iter()
+                    .find_map(|k| self.by_exec.get(k).and_then(Option::as_ref))
+            })
             .cloned()
     }
 }
@@ -175,6 +186,14 @@ fn common_words(a: &str, b: &str) -> String {
         .map(|(x, _)| x)
         .collect::<Vec<_>>()
         .join(" ")
+}
+
+/// `s` with its first letter in upper case.
+fn capitalised(s: &str) -> String {
+    let mut c = s.chars();
+    c.next()
+        .map(|f| f.to_uppercase().chain(c).collect())
+        .unwrap_or_default()
 }
 
 /// Names processes; one per backend.
@@ -217,7 +236,11 @@ impl AppNames {
             Some(a) => (a.trim().to_string(), Rank::Accessible),
             None => match desktop() {
                 Some(d) => (d, Rank::Desktop),
-                None if !w.class.is_empty() => (w.class.clone(), Rank::Class),
+                // GTK and Qt derive the class from the program name by capitalising it
+                // ("Lsm_testapp.py"): then the program's own spelling is the better one.
+                None if !w.class.is_empty() && w.class != capitalised(&w.instance) => {
+                    (w.class.clone(), Rank::Class)
+                }
                 None if !w.instance.is_empty() => (w.instance.clone(), Rank::Instance),
                 None => (comm.clone(), Rank::Process),
             },
@@ -269,22 +292,56 @@ mod tests {
                 "[Desktop Entry]\nName={name}\nName[de]=Anders\nExec={exec}\n{class}\n[Desktop Action new]\nName=New Window\n"
             )
         };
-        i.add("firefox-esr", &entry("Firefox ESR", "StartupWMClass=firefox-esr", "/usr/lib/firefox-esr/firefox-esr %u"));
-        i.add("libreoffice-writer", &entry("LibreOffice Writer", "StartupWMClass=libreoffice-writer", "libreoffice --writer %U"));
-        i.add("libreoffice-calc", &entry("LibreOffice Calc", "StartupWMClass=libreoffice-calc", "libreoffice --calc %U"));
+        i.add(
+            "firefox-esr",
+            &entry(
+                "Firefox ESR",
+                "StartupWMClass=firefox-esr",
+                "/usr/lib/firefox-esr/firefox-esr %u",
+            ),
+        );
+        i.add(
+            "libreoffice-writer",
+            &entry(
+                "LibreOffice Writer",
+                "StartupWMClass=libreoffice-writer",
+                "libreoffice --writer %U",
+            ),
+        );
+        i.add(
+            "libreoffice-calc",
+            &entry(
+                "LibreOffice Calc",
+                "StartupWMClass=libreoffice-calc",
+                "libreoffice --calc %U",
+            ),
+        );
         i.add("thunar", &entry("Thunar File Manager", "", "thunar %F"));
-        i.add("org.gtk.widgetfactory4", &entry("Widget Factory", "", "gtk4-widget-factory"));
-        i.add("debian-xterm", &entry("XTerm", "StartupWMClass=XTerm", "env LANG=C xterm"));
+        i.add(
+            "org.gtk.widgetfactory4",
+            &entry("Widget Factory", "", "gtk4-widget-factory"),
+        );
+        i.add(
+            "debian-xterm",
+            &entry("XTerm", "StartupWMClass=XTerm", "env LANG=C xterm"),
+        );
         i
     }
 
     #[test]
     fn desktop_files_are_found_by_class_id_or_program() {
         let i = index();
-        assert_eq!(i.lookup(&["firefox-esr", "Navigator"]).as_deref(), Some("Firefox ESR"));
-        assert_eq!(i.lookup(&["Thunar", "thunar"]).as_deref(), Some("Thunar File Manager"));
         assert_eq!(
-            i.lookup(&["gtk4-widget-factory", "gtk4-widget-factory"]).as_deref(),
+            i.lookup(&["firefox-esr", "Navigator"]).as_deref(),
+            Some("Firefox ESR")
+        );
+        assert_eq!(
+            i.lookup(&["Thunar", "thunar"]).as_deref(),
+            Some("Thunar File Manager")
+        );
+        assert_eq!(
+            i.lookup(&["gtk4-widget-factory", "gtk4-widget-factory"])
+                .as_deref(),
             Some("Widget Factory")
         );
         assert_eq!(i.lookup(&["XTerm", "xterm"]).as_deref(), Some("XTerm"));
@@ -303,10 +360,16 @@ mod tests {
         // A pid that is not running: no process name to read, which changes nothing here.
         let pid = Some(u32::MAX - 7);
         // LibreOffice: a dialog (WM_CLASS Soffice) and the Writer window, one process.
-        assert_eq!(names.name(&win("soffice", "Soffice", pid)), "Soffice");
-        assert_eq!(names.name(&win("libreoffice", "libreoffice-writer", pid)), "LibreOffice Writer");
+        assert_eq!(names.name(&win("soffice", "Soffice", pid)), "soffice");
+        assert_eq!(
+            names.name(&win("libreoffice", "libreoffice-writer", pid)),
+            "LibreOffice Writer"
+        );
         assert_eq!(names.name(&win("soffice", "Soffice", pid)), "LibreOffice Writer");
-        assert_eq!(names.name(&win("libreoffice", "libreoffice-calc", pid)), "LibreOffice");
+        assert_eq!(
+            names.name(&win("libreoffice", "libreoffice-calc", pid)),
+            "LibreOffice"
+        );
         assert_eq!(names.name(&win("soffice", "Soffice", pid)), "LibreOffice");
         // Firefox: its AT-SPI name beats the window's instance and the desktop file.
         let ff = Some(u32::MAX - 8);
@@ -323,8 +386,20 @@ mod tests {
         assert!(!is_proper("lsm_testapp.py", &w, "python3"));
         assert!(is_proper("Firefox", &w, "firefox-esr"));
         assert!(is_proper("Qt Designer", &w, "designer"));
-        assert_eq!(common_words("LibreOffice Writer", "LibreOffice Calc"), "LibreOffice");
+        assert_eq!(
+            common_words("LibreOffice Writer", "LibreOffice Calc"),
+            "LibreOffice"
+        );
         assert_eq!(common_words("Firefox", "Thunar"), "");
+        // A class that is only the capitalised program name: the program's spelling wins.
+        let names = AppNames::default();
+        let _ = names.desktop.set(DesktopIndex::default());
+        assert_eq!(
+            names.name(&win("lsm_testapp.py", "Lsm_testapp.py", None)),
+            "lsm_testapp.py"
+        );
+        assert_eq!(names.name(&win("soffice", "Soffice", None)), "soffice");
+        assert_eq!(names.name(&win("Navigator", "firefox-esr", None)), "firefox-esr");
     }
 
     #[test]

@@ -17,8 +17,6 @@ use std::time::{Duration, Instant};
 /// Bound on any one X11 round of work (X replies are local; this guards a stuck server).
 const X11_TIMEOUT: Duration = Duration::from_secs(5);
 
-const OCCLUDED_NOTE: &str =
-    "another window overlaps this one and no compositor runs: covered parts of the screenshot show that window";
 const MINIMIZED_NOTE: &str = "the window is minimized: focus it first";
 
 /// How a toolkit reports element extents, and so how to make them window-relative.
@@ -85,7 +83,7 @@ pub(crate) struct View {
 }
 
 impl View {
-    fn logical(&self, v: i32) -> i32 {
+    pub(crate) fn logical(&self, v: i32) -> i32 {
         (v as f64 / self.scale).round() as i32
     }
     pub(crate) fn logical_bounds(&self) -> Rect {
@@ -262,6 +260,19 @@ impl LinuxBackend {
             .set_accessible(apps.into_iter().filter_map(|a| Some((a.pid?, a.name))));
         *self.a11y_pids.lock().unwrap_or_else(|p| p.into_inner()) = pids.clone();
         pids
+    }
+
+    /// Why a capture may not show the window everywhere: off the screen, or covered.
+    async fn capture_note(&self, view: &View) -> String {
+        match self.x(|x| x.screen_rect()).await {
+            Ok(s) => {
+                let screen = Rect::new(0, 0, view.logical(s.width), view.logical(s.height));
+                crate::on_screen::capture_note(view.logical_bounds(), screen)
+            }
+            Err(_) => "parts of the screenshot may not show this window: other windows may cover it, or \
+                       part of it may be off the screen"
+                .to_string(),
+        }
     }
 
     fn view(&self, win: X11Window) -> View {
@@ -498,7 +509,7 @@ impl DesktopBackend for LinuxBackend {
             occluded: c.occluded,
         });
         if screenshot.as_ref().is_some_and(|s| s.occluded) {
-            notes.push(OCCLUDED_NOTE.into());
+            notes.push(self.capture_note(&win).await);
         }
         if win.win.minimized {
             notes.push(MINIMIZED_NOTE.into());
@@ -520,7 +531,7 @@ impl DesktopBackend for LinuxBackend {
         let shot = self.x(move |x| x.capture_window(&w)).await?;
         let mut notes = Vec::new();
         if shot.occluded {
-            notes.push(OCCLUDED_NOTE.into());
+            notes.push(self.capture_note(&win).await);
         }
         if win.win.minimized {
             notes.push(MINIMIZED_NOTE.into());

@@ -7,6 +7,7 @@ pub mod atspi;
 pub mod backend;
 mod cache;
 mod list;
+mod on_screen;
 mod perform;
 pub mod session;
 mod shm;
