@@ -38,12 +38,12 @@ struct Known {
 struct DesktopIndex {
     by_wm_class: HashMap<String, String>,
     by_id: HashMap<String, String>,
-    /// `None`: several entries start this program under different names.
-    by_exec: HashMap<String, Option<String>>,
+    /// Entries by the program they start: (name, whether the program runs without options).
+    by_exec: HashMap<String, Vec<(String, bool)>>,
 }
 
 /// The `Name`, `StartupWMClass` and program of a `.desktop` file's main group.
-fn parse_desktop(text: &str) -> (Option<String>, Option<String>, Option<String>) {
+fn parse_desktop(text: &str) -> (Option<String>, Option<String>, Option<(String, bool)>) {
     let (mut name, mut class, mut exec) = (None, None, None);
     let mut in_entry = false;
     for line in text.lines() {
@@ -69,15 +69,21 @@ fn parse_desktop(text: &str) -> (Option<String>, Option<String>, Option<String>)
     (name, class, exec)
 }
 
-/// The file name of the program an `Exec` line runs (`env VAR=x` prefixes skipped).
-fn exec_program(exec: &str) -> Option<String> {
+/// The file name of the program an `Exec` line runs (`env VAR=x` prefixes skipped), and
+/// whether it runs without options (only field codes like `%U` follow): the program's main
+/// entry rather than one of its modes (`mousepad --preferences`).
+fn exec_program(exec: &str) -> Option<(String, bool)> {
     let mut words = exec.split_whitespace().map(|w| w.trim_matches('"'));
     let mut first = words.next()?;
     if first == "env" {
         first = words.find(|w| !w.contains('='))?;
     }
     let base = Path::new(first).file_name()?.to_str()?;
-    (!base.is_empty() && !base.starts_with('%')).then(|| base.to_lowercase())
+    if base.is_empty() || base.starts_with('%') {
+        return None;
+    }
+    let plain = words.all(|w| w.starts_with('%'));
+    Some((base.to_lowercase(), plain))
 }
 
 fn application_dirs() -> Vec<PathBuf> {
@@ -137,16 +143,8 @@ impl DesktopIndex {
         if !id.is_empty() {
             self.by_id.entry(id.to_string()).or_insert_with(|| name.clone());
         }
-        if let Some(e) = exec {
-            match self.by_exec.get(&e) {
-                None => {
-                    self.by_exec.insert(e, Some(name));
-                }
-                Some(Some(other)) if *other != name => {
-                    self.by_exec.insert(e, None);
-                }
-                Some(_) => {}
-            }
+        if let Some((program, plain)) = exec {
+            self.by_exec.entry(program).or_default().push((name, plain));
         }
     }
 
@@ -159,11 +157,30 @@ impl DesktopIndex {
         keys.iter()
             .find_map(|k| self.by_wm_class.get(k))
             .or_else(|| keys.iter().find_map(|k| self.by_id.get(k)))
+            .cloned()
             .or_else(|| {
                 keys.iter()
-                    .find_map(|k| self.by_exec.get(k).and_then(Option::as_ref))
+                    .find_map(|k| self.by_exec.get(k).and_then(|e| one_entry(e)))
             })
-            .cloned()
+    }
+}
+
+/// The one name among the entries that start a program: its only entry without options, else
+/// its only name; `None` when several entries would name it differently.
+fn one_entry(entries: &[(String, bool)]) -> Option<String> {
+    let distinct = |plain_only: bool| {
+        let mut names: Vec<&String> = entries
+            .iter()
+            .filter(|(_, plain)| *plain || !plain_only)
+            .map(|(n, _)| n)
+            .collect();
+        names.sort();
+        names.dedup();
+        names
+    };
+    match (distinct(true).as_slice(), distinct(false).as_slice()) {
+        ([one], _) | ([], [one]) => Some((*one).clone()),
+        _ => None,
     }
 }
 
@@ -321,6 +338,11 @@ mod tests {
             "org.gtk.widgetfactory4",
             &entry("Widget Factory", "", "gtk4-widget-factory"),
         );
+        i.add("org.xfce.mousepad", &entry("Mousepad", "", "mousepad %U"));
+        i.add(
+            "org.xfce.mousepad-settings",
+            &entry("Text Editor Settings", "", "mousepad --preferences"),
+        );
         i.add(
             "debian-xterm",
             &entry("XTerm", "StartupWMClass=XTerm", "env LANG=C xterm"),
@@ -345,6 +367,8 @@ mod tests {
             Some("Widget Factory")
         );
         assert_eq!(i.lookup(&["XTerm", "xterm"]).as_deref(), Some("XTerm"));
+        // The program's main entry (no options) names it, not its settings entry.
+        assert_eq!(i.lookup(&["Mousepad", "mousepad"]).as_deref(), Some("Mousepad"));
         // Two entries start `libreoffice` under different names: the program alone says nothing.
         assert_eq!(i.lookup(&["Soffice", "soffice", "libreoffice"]), None);
         assert_eq!(
@@ -404,8 +428,8 @@ mod tests {
 
     #[test]
     fn exec_lines_give_the_program() {
-        assert_eq!(exec_program("/usr/bin/foo --x %U").as_deref(), Some("foo"));
-        assert_eq!(exec_program("env A=1 B=2 bar").as_deref(), Some("bar"));
+        assert_eq!(exec_program("/usr/bin/foo --x %U"), Some(("foo".into(), false)));
+        assert_eq!(exec_program("env A=1 B=2 bar %F"), Some(("bar".into(), true)));
         assert_eq!(exec_program(""), None);
     }
 }
