@@ -76,6 +76,9 @@ pub fn list_text(out: &ListOutput) -> String {
     for w in &out.windows {
         let _ = writeln!(s, "{}", window_line(w));
     }
+    for n in &out.backend.notes {
+        let _ = writeln!(s, "note: {n}");
+    }
     s
 }
 

@@ -150,7 +150,7 @@ fn is_class_name(name: &str) -> bool {
 fn repeated(name: &str) -> Option<String> {
     let words: Vec<&str> = name.split_whitespace().collect();
     (1..=words.len() / 2)
-        .filter(|per| words.len() % per == 0)
+        .filter(|&per| words.len().is_multiple_of(per))
         .find(|&per| words.chunks(per).all(|c| c == &words[..per]))
         .map(|per| words[..per].join(" "))
 }
