@@ -5,7 +5,8 @@ AT_SPI_BUS_ADDRESS, and with /tmp/.X11-unix hidden behind an empty tmpfs in a pr
 namespace (`unshare --mount`): CI runs as root with the test desktop's Xvfb up, whose socket the
 server would otherwise find. Asserted:
 - starting and tools/list work;
-- gui_list answers GUI_UNAVAILABLE within 1 s, naming where it looked; gui_state answers
+- gui_list answers within 1 s, with no windows and this machine listed as unavailable, naming
+  where it looked (a controller without a desktop still lists its machines); gui_state answers
   GUI_UNAVAILABLE; gui_action (whose first check is the state store) answers STATE_NOT_FOUND,
   since no state can have been issued;
 - under `strace -f -e trace=connect`: no connect() to an X11 / D-Bus / AT-SPI / Wayland / systemd
@@ -94,16 +95,21 @@ def test_headless_gui_unavailable(headless, transport):
     t0 = time.monotonic()
     r = s.call("gui_list", {})
     elapsed = time.monotonic() - t0
-    assert err_code(r) == "GUI_UNAVAILABLE", text_of(r)
-    msg = err_message(r)
+    assert not r.is_error, text_of(r)
+    out = r.structured_content
+    assert out["windows"] == [] and out["backend"]["name"] == "none", out
+    local = out["machines"][0]
+    assert local["name"] == "local" and local["available"] is False, local
+    msg = local["unavailable_reason"]
+    assert msg.startswith("GUI_UNAVAILABLE"), msg
     assert elapsed < 1.0, f"gui_list took {elapsed:.3f}s on a headless machine (limit 1 s)"
     # the reason names where it looked
     for where in (X11_DIR, "environment"):
-        assert where in msg, f"GUI_UNAVAILABLE message does not mention {where!r}: {msg}"
+        assert where in msg, f"the unavailable reason does not mention {where!r}: {msg}"
 
     t0 = time.monotonic()
     r = s.call("gui_list", {})
-    assert err_code(r) == "GUI_UNAVAILABLE"
+    assert not r.is_error and not r.structured_content["machines"][0]["available"]
     assert time.monotonic() - t0 < 1.0
 
     r = s.call("gui_state", {"window_id": "0x1a00007"})
@@ -171,7 +177,7 @@ def test_headless_no_gui_connect_before_first_gui_call(headless):
         assert not gui_before, "connect() to a GUI socket before any GUI call:\n" + "\n".join(gui_before)
 
         r = s.call("gui_list", {})
-        assert err_code(r) == "GUI_UNAVAILABLE", text_of(r)
+        assert not r.is_error and not r.structured_content["machines"][0]["available"], text_of(r)
         r = s.call("gui_state", {"window_id": "0x1"})
         assert err_code(r) == "GUI_UNAVAILABLE", text_of(r)
         time.sleep(0.2)

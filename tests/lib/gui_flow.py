@@ -11,11 +11,13 @@ def windows(s) -> list[dict]:
 
 
 def find_window(s, title: str | None = None, app: str | None = None, timeout: float = 10.0) -> dict:
-    """The first window whose title (or app) matches; waits for it to appear."""
+    """The first window whose title (or app) matches; waits for it to appear. `app` is the
+    application's name ("Firefox") or the window's app_id (its WM_CLASS instance, "xterm")."""
     deadline = time.monotonic() + timeout
     while True:
         found = [w for w in windows(s)
-                 if (title is None or w["title"] == title) and (app is None or w["app"] == app)]
+                 if (title is None or w["title"] == title)
+                 and (app is None or app in (w["app"], w.get("app_id")))]
         if found:
             return found[0]
         if time.monotonic() > deadline:

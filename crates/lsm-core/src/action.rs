@@ -259,7 +259,8 @@ impl<'a> Fields<'a> {
                     return Err(GuiError::new(
                         ErrorCode::OutOfBounds,
                         format!(
-                            "action {} ({}): {name}={f} is outside the window",
+                            "action {} ({}): {name}={f} is outside the window (window-relative \
+                             coordinates run from 0 to the window's width and height)",
                             self.index, self.kind
                         ),
                     ));

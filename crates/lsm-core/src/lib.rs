@@ -21,6 +21,7 @@ pub mod service;
 pub mod space;
 pub mod state;
 pub mod verify;
+pub mod text;
 
 pub use backend::{ActionOutcome, BackendAction, BackendConnector, Check, DesktopBackend, NoGui, Target};
 pub use limits::Limits;

@@ -10,8 +10,12 @@ pub struct WindowInfo {
     /// Opaque, stable for the window's lifetime; pass it to `gui_state`/`gui_action`.
     pub window_id: String,
     pub title: String,
-    /// Application (process or class) name.
+    /// The application's name for people ("Firefox", "LibreOffice Writer"), one per process.
     pub app: String,
+    /// The window's class as the windowing system names it (X11: the WM_CLASS instance, e.g.
+    /// "Navigator", "xterm"), for telling windows of similar applications apart.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub app_id: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pid: Option<u32>,
     /// Client area in screen logical pixels.

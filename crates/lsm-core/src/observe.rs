@@ -7,17 +7,18 @@ use crate::error::{ErrorCode, GuiError, GuiResult};
 use crate::geometry::Rect;
 use crate::image::{EncodedImage, ImageFormat, RgbaImage};
 use crate::model::{Element, RawElement};
-use crate::outline::short_role;
 use crate::service::is_secret;
 use crate::space::Space;
 use crate::state::ElementRef;
+use crate::text::clean_elements;
 use std::collections::HashMap;
 
 /// The colour that covers a password field in a screenshot.
 pub const REDACTED: [u8; 4] = [96, 96, 96, 255];
 
 /// A `gui_state` `query`: words separated by white space; an element matches when every word
-/// occurs (case-insensitively) in its name, role, value or description.
+/// occurs (case-insensitively) in its name, role (as the elements spell it, or without its
+/// underscores), value or description.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Query {
     words: Vec<String>,
@@ -50,7 +51,8 @@ impl Query {
         let fields = [
             e.name.to_lowercase(),
             e.role.to_lowercase(),
-            short_role(&e.role).to_lowercase(),
+            // The same role written without its underscores ("checkbox" finds `check_box`).
+            e.role.replace('_', "").to_lowercase(),
             value.to_lowercase(),
             e.description.to_lowercase(),
         ];
@@ -72,15 +74,16 @@ pub struct Numbered {
     pub over_budget: bool,
 }
 
-/// Numbers the walk `e0..eN` (ids are positions in the full walk, with or without a query),
-/// moves bounds into `space`, keeps the query's matches and all their ancestors, and stops at
+/// Cleans the walk's text ([`clean_elements`]), numbers it `e0..eN` (ids are positions in the
+/// full walk, with or without a query), moves bounds into `space`, keeps the query's matches and all their ancestors, and stops at
 /// `byte_budget` bytes of element JSON. Parents precede their children in `raw`.
 pub fn number_elements(
-    raw: Vec<RawElement>,
+    mut raw: Vec<RawElement>,
     space: &Space,
     query: Option<&Query>,
     byte_budget: usize,
 ) -> Numbered {
+    clean_elements(&mut raw);
     let keep: Option<Vec<bool>> = query.map(|q| {
         let mut keep = vec![false; raw.len()];
         for (i, e) in raw.iter().enumerate() {
@@ -274,7 +277,7 @@ mod tests {
         let n = number_elements(tree(), &Space::identity(600, 500), Some(&q), 1 << 20);
         assert_eq!(n.matched, Some(1));
         assert_eq!(n.elements.last().map(|e| e.id.as_str()), Some("e4"));
-        // The role alias and the role itself both match.
+        // The role as the elements spell it, and without its underscore, both match.
         let q = Query::parse("check_box", 256).expect("query");
         assert_eq!(
             number_elements(tree(), &Space::identity(600, 500), Some(&q), 1 << 20).matched,

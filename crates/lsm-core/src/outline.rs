@@ -6,12 +6,35 @@ use crate::service::{ActionOutput, ListOutput, StateOutput};
 use std::collections::HashMap;
 use std::fmt::Write;
 
+/// `s` in double quotes, as it reads: real Unicode, no escapes. Only what would break the
+/// line or the quotes is marked: `"` as `\"`, a newline as `⏎`, a tab as a space; the text is
+/// cut after `max` characters with `…`.
 fn quote(s: &str, max: usize) -> String {
-    let mut t: String = s.chars().take(max).collect();
+    let mut t = String::with_capacity(s.len().min(max * 4) + 2);
+    t.push('"');
+    for c in s.chars().take(max) {
+        match c {
+            '"' => t.push_str("\\\""),
+            '\n' => t.push('⏎'),
+            '\t' => t.push(' '),
+            c if c.is_control() => {}
+            c => t.push(c),
+        }
+    }
     if s.chars().count() > max {
         t.push('…');
     }
-    format!("{t:?}")
+    t.push('"');
+    t
+}
+
+/// A word as it is, or quoted when it has spaces or quotes (an application's name).
+fn word(s: &str) -> String {
+    if !s.is_empty() && !s.chars().any(|c| c.is_whitespace() || c == '"') {
+        s.to_string()
+    } else {
+        quote(s, 80)
+    }
 }
 
 fn window_line(w: &WindowInfo) -> String {
@@ -20,7 +43,7 @@ fn window_line(w: &WindowInfo) -> String {
         "{} {} app={} {}x{} at ({},{})",
         w.window_id,
         quote(&w.title, 80),
-        w.app,
+        word(&w.app),
         b.width,
         b.height,
         b.x,
@@ -53,6 +76,9 @@ pub fn list_text(out: &ListOutput) -> String {
     for w in &out.windows {
         let _ = writeln!(s, "{}", window_line(w));
     }
+    for n in &out.backend.notes {
+        let _ = writeln!(s, "note: {n}");
+    }
     s
 }
 
@@ -82,55 +108,6 @@ const FOLDABLE_ROLES: &[&str] = &[
     "root_pane",
     "glass_pane",
 ];
-
-/// The outline's short spelling of the longest common roles (AT-SPI names); any other role is
-/// shown as it is. `query` matches both spellings.
-pub fn short_role(role: &str) -> &str {
-    match role {
-        "push_button" => "button",
-        "toggle_button" => "toggle",
-        "check_box" => "checkbox",
-        "radio_button" => "radio",
-        "menu_item" => "menuitem",
-        "check_menu_item" => "checkmenuitem",
-        "radio_menu_item" => "radiomenuitem",
-        "tearoff_menu_item" => "tearoff",
-        "menu_bar" => "menubar",
-        "page_tab" => "tab",
-        "page_tab_list" => "tablist",
-        "scroll_bar" => "scrollbar",
-        "scroll_pane" => "scrollpane",
-        "split_pane" => "splitpane",
-        "combo_box" => "combobox",
-        "spin_button" => "spinbutton",
-        "tool_bar" => "toolbar",
-        "status_bar" => "statusbar",
-        "tool_tip" => "tooltip",
-        "table_cell" => "cell",
-        "table_row" => "row",
-        "table_column_header" | "column_header" => "colheader",
-        "table_row_header" | "row_header" => "rowheader",
-        "tree_table" => "treetable",
-        "tree_item" => "treeitem",
-        "list_item" => "listitem",
-        "list_box" => "listbox",
-        "password_text" => "password",
-        "progress_bar" => "progressbar",
-        "level_bar" => "levelbar",
-        "drawing_area" => "canvas",
-        "document_frame" => "document",
-        "color_chooser" => "colorchooser",
-        "file_chooser" => "filechooser",
-        "font_chooser" => "fontchooser",
-        "layered_pane" => "layeredpane",
-        "option_pane" => "optionpane",
-        "internal_frame" => "internalframe",
-        "desktop_frame" => "desktop",
-        "radio_group" => "radiogroup",
-        "block_quote" => "blockquote",
-        other => other,
-    }
-}
 
 /// Roles that are editable unless said otherwise: the outline marks only the exception.
 fn editable_role(role: &str) -> bool {
@@ -175,7 +152,7 @@ fn element_line(line: &mut String, e: &Element, depth: usize, parent_bounds: Opt
     for _ in 0..depth {
         line.push(' ');
     }
-    let _ = write!(line, "{} {}", e.id, short_role(&e.role));
+    let _ = write!(line, "{} {}", e.id, e.role);
     if !e.name.is_empty() {
         let _ = write!(line, " {}", quote(&e.name, 60));
     }
@@ -397,14 +374,27 @@ mod tests {
         assert_eq!(
             text,
             "e0 frame \"lsm test app\" @0,0 600x511\n\
-             \x20e3 checkbox \"Enable feature\" [checked] @10,10 284x22\n\
+             \x20e3 check_box \"Enable feature\" [checked] @10,10 284x22\n\
              \x20e4 text \"Name entry\" value=\"hello \\\"you\\\"\" [focused] @10,80 284x34\n\
              \x20e5 slider \"Volume\" value=37 @10,120 284x20\n\
              \x20e6 panel \"Settings\" @300,10 290x200\n\
              \x20\x20e7 label \"Same box\"\n\
-             \x20\x20e8 button \"Hidden\" [disabled] @-\n\
+             \x20\x20e8 push_button \"Hidden\" [disabled] @-\n\
              \x20e9 table \"Items\" @10,220 580x280 (10000 rows × 2 columns; rows 0-15 read)\n"
         );
+    }
+
+    #[test]
+    fn text_is_quoted_as_it_reads() {
+        assert_eq!(quote("Free space: 72.1 GiB", 60), "\"Free space: 72.1 GiB\"");
+        assert_eq!(
+            quote("Grüße 日本語 👩\u{200d}💻", 60),
+            "\"Grüße 日本語 👩\u{200d}💻\""
+        );
+        assert_eq!(quote("say \"hi\"\nbye\tnow", 60), "\"say \\\"hi\\\"⏎bye now\"");
+        assert_eq!(quote("abcdef", 3), "\"abc…\"");
+        assert_eq!(word("Firefox"), "Firefox");
+        assert_eq!(word("LibreOffice Writer"), "\"LibreOffice Writer\"");
     }
 
     #[test]

@@ -323,13 +323,13 @@ impl LocalGui {
                         return Err(GuiError::new(
                             ErrorCode::OutOfBounds,
                             format!(
-                                "action {i} ({}): point ({}, {}) is outside the window (0..{} x 0..{} {units}, \
-                                 window-relative); use coordinates from the observation",
+                                "action {i} ({}): point ({}, {}) is outside the window: window-relative x runs \
+                                 0..{} and y 0..{} ({units}); use coordinates from the observation",
                                 spec.type_name(),
                                 p.x,
                                 p.y,
-                                area.width,
-                                area.height
+                                area.width - 1,
+                                area.height - 1
                             ),
                         ));
                     }

@@ -165,6 +165,7 @@ mod tests {
             window_id: "w1".into(),
             title: "t".into(),
             app: "a".into(),
+            app_id: String::new(),
             pid: None,
             bounds: Rect::new(0, 0, 10, 10),
             focused: true,

@@ -25,6 +25,7 @@ fn window() -> WindowInfo {
         window_id: "0x1".into(),
         title: "big".into(),
         app: "fake".into(),
+        app_id: String::new(),
         pid: Some(1),
         bounds: Rect::new(50, 60, LW, LH),
         focused: true,

@@ -20,6 +20,7 @@ fn window(bounds: Rect) -> WindowInfo {
         window_id: "0x1".into(),
         title: "fake".into(),
         app: "fake".into(),
+        app_id: String::new(),
         pid: Some(1),
         bounds,
         focused: true,

@@ -1,6 +1,7 @@
 //! `DesktopBackend` for an X11 session: windows, capture and raw input from X11, elements and
 //! semantic actions from AT-SPI, joined by process id, title and geometry (`frames.rs`).
 
+use crate::app_name::AppNames;
 use crate::atspi::{Atspi, CoordKind, FrameInfo, ObjRef, RawNode, Skipped, WalkOptions};
 use crate::frames::{self, Doubt, Geometry, WindowGeom};
 use crate::modal;
@@ -137,7 +138,7 @@ pub(crate) struct View {
 }
 
 impl View {
-    fn logical(&self, v: i32) -> i32 {
+    pub(crate) fn logical(&self, v: i32) -> i32 {
         (v as f64 / self.scale).round() as i32
     }
     pub(crate) fn logical_bounds(&self) -> Rect {
@@ -229,6 +230,7 @@ pub struct LinuxBackend {
     pub(crate) events: crate::atspi_verify::Events,
     /// AT-SPI bus name of each process whose window was observed (for round trips after input).
     pub(crate) app_buses: Mutex<HashMap<u32, String>>,
+    app_names: AppNames,
 }
 
 /// Bound on remembered window -> frame links (cleared when reached).
@@ -297,6 +299,7 @@ impl LinuxBackend {
             known_frames: Mutex::default(),
             events,
             app_buses: Mutex::default(),
+            app_names: AppNames::default(),
         })
     }
 
@@ -330,14 +333,13 @@ impl LinuxBackend {
     }
 
     async fn refresh_a11y_pids(&self) -> HashSet<u32> {
-        let pids: HashSet<u32> = match &self.atspi {
-            Some(a) => a
-                .applications()
-                .await
-                .map(|apps| apps.iter().filter_map(|a| a.pid).collect())
-                .unwrap_or_default(),
-            None => HashSet::new(),
+        let apps = match &self.atspi {
+            Some(a) => a.applications().await.unwrap_or_default(),
+            None => Vec::new(),
         };
+        let pids: HashSet<u32> = apps.iter().filter_map(|a| a.pid).collect();
+        self.app_names
+            .set_accessible(apps.into_iter().filter_map(|a| Some((a.pid?, a.name))));
         *self.a11y_pids.lock().unwrap_or_else(|p| p.into_inner()) = pids.clone();
         pids
     }
@@ -360,7 +362,8 @@ impl LinuxBackend {
         WindowInfo {
             window_id: format_window_id(w.id),
             title: w.title.clone(),
-            app: app_name(w),
+            app: self.app_names.name(w),
+            app_id: w.instance.clone(),
             pid: w.pid,
             bounds: view.logical_bounds(),
             focused: w.focused,
@@ -484,14 +487,6 @@ impl LinuxBackend {
     }
 }
 
-fn app_name(w: &X11Window) -> String {
-    if !w.instance.is_empty() {
-        return w.instance.clone();
-    }
-    w.pid
-        .and_then(|p| std::fs::read_to_string(format!("/proc/{p}/comm")).ok())
-        .map(|s| s.trim().to_string())
-        .unwrap_or_default()
 }
 
 fn to_raw_element(n: RawNode, rule: CoordRule, offset: (i32, i32)) -> RawElement {

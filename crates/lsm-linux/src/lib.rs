@@ -2,6 +2,7 @@
 //! (XTest, GetImage/Composite) for windows, capture and raw input. Nothing connects until the
 //! first GUI call.
 
+mod app_name;
 pub mod atspi;
 mod atspi_verify;
 pub mod backend;
@@ -9,6 +10,7 @@ mod cache;
 mod frames;
 mod list;
 mod modal;
+mod on_screen;
 mod perform;
 mod perform_check;
 pub mod session;

@@ -4,6 +4,7 @@
 use crate::atspi::{ObjRef, RawNode};
 use crate::backend::{decode_native, CoordRule, LinuxBackend, View};
 use crate::perform_check::{Pressed, SELECT_ROLES, STATE_WAIT, TOGGLE_ROLES};
+use crate::on_screen;
 use lsm_core::{
     ActionOutcome, BackendAction, ElementRef, ErrorCode, GuiError, GuiResult, MouseButton, Point, Rect,
     Target, WindowInfo,
@@ -81,30 +82,37 @@ impl LinuxBackend {
         let ext = node.extents.filter(|r| !r.is_empty()).ok_or_else(|| {
             GuiError::new(
                 ErrorCode::OutOfBounds,
-                format!("element {} has no on-screen area to point at", e.id),
+                format!(
+                    "element {} has no area to point at (the application reports no bounds for it now); \
+                     call gui_state again, or scroll it into view",
+                    e.id
+                ),
             )
         })?;
         let (dx, dy) = rule.offset(view);
         let rel = ext.translate(dx, dy);
-        let area = view.logical_bounds();
-        let visible = Rect::new(0, 0, area.width, area.height)
-            .intersect(&rel)
-            .ok_or_else(|| {
-                GuiError::new(
-                    ErrorCode::OutOfBounds,
-                    format!(
-                        "element {} is outside the visible window area (scroll it into view first)",
-                        e.id
-                    ),
-                )
-            })?;
+        let screen = self.logical_screen(view).await?;
+        let visible = on_screen::element_target(&e.id, rel, view.logical_bounds(), screen)?;
         Ok(view.to_screen(visible.center()))
     }
 
-    /// An absolute physical screen point for a target.
+    /// The screen's size in the window's logical pixels.
+    async fn logical_screen(&self, view: &View) -> GuiResult<Rect> {
+        let s = self.x(|x| x.screen_rect()).await?;
+        let (w, h) = (view.logical(s.width), view.logical(s.height));
+        Ok(Rect::new(0, 0, w, h))
+    }
+
+    /// An absolute physical screen point for a target: one that input can reach.
     async fn screen_point(&self, view: &View, t: &Target) -> GuiResult<Point> {
         match t {
-            Target::Point(p) => Ok(view.to_screen(*p)),
+            Target::Point(p) => {
+                let screen = self.logical_screen(view).await?;
+                if let Some(e) = on_screen::point_off_screen(*p, view.logical_bounds(), screen) {
+                    return Err(e);
+                }
+                Ok(view.to_screen(*p))
+            }
             Target::Element(e) => self.element_point(view, e).await,
         }
     }

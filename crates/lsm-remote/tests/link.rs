@@ -19,6 +19,7 @@ fn window() -> WindowInfo {
         window_id: "0x1".into(),
         title: "t".into(),
         app: "a".into(),
+        app_id: String::new(),
         pid: Some(1),
         bounds: Rect {
             x: 10,

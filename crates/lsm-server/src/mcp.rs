@@ -1,6 +1,6 @@
 //! The MCP face: translates tool calls into `GuiService` calls and results into MCP content.
 
-use crate::machines::Machines;
+use crate::machines::{no_desktop, Machines, LOCAL};
 use crate::tools::{self, GUI_ACTION, GUI_LIST, GUI_STATE};
 use base64::Engine;
 use lsm_core::outline;
@@ -37,15 +37,34 @@ impl LsmMcp {
         match name {
             GUI_LIST => {
                 known_fields(args, &["machine"])?;
-                let out = self.machines.get(machine.as_deref())?.list().await?;
-                let machines = self.machines.list();
+                let name = machine.as_deref().filter(|m| !m.is_empty()).unwrap_or(LOCAL);
+                let result = self.machines.get(machine.as_deref())?.list().await;
+                let machines = self.machines.list_checked((name, &result)).await;
+                let out = match result {
+                    Ok(out) => out,
+                    // A controller without a desktop of its own still lists its machines: the
+                    // model finds its workers here.
+                    Err(e) if name == LOCAL && e.code == ErrorCode::GuiUnavailable => no_desktop(LOCAL, &e),
+                    Err(e) => return Err(e),
+                };
                 let mut text = outline::list_text(&out);
-                text.push_str("machines:");
+                text.push_str("machines:\n");
                 for m in &machines {
-                    let state = if m.connected { "connected" } else { "offline" };
-                    text.push_str(&format!(" {} ({state})", m.name));
+                    let link = if m.name == LOCAL {
+                        "this machine"
+                    } else {
+                        "connected"
+                    };
+                    let state = match (m.connected, m.available) {
+                        (_, true) => format!("{link}, GUI available"),
+                        (true, false) => format!(
+                            "{link}, GUI unavailable: {}",
+                            m.unavailable_reason.as_deref().unwrap_or("unknown")
+                        ),
+                        (false, _) => format!("offline: {}", m.detail.as_deref().unwrap_or("not connected")),
+                    };
+                    text.push_str(&format!(" {}: {state}\n", m.name));
                 }
-                text.push('\n');
                 let structured = to_value(&tools::ListResult { list: out, machines })?;
                 Ok(success(text, structured, None))
             }
