@@ -312,6 +312,10 @@ impl Atspi {
             !states.iter().any(|s| s == "visible")
                 || (showing_known && !states.iter().any(|s| s == "showing"))
         };
+        let query = walk.and_then(|w| w.query.as_ref());
+        // Shown but outside the viewport: Gecko unsets "showing" on rows scrolled away, which a
+        // query may be looking for.
+        let maybe_wanted = |states: &[String]| query.is_some() && states.iter().any(|s| s == "visible");
         let mut b = match pre.and_then(|p| p.basics.get(&obj)) {
             Some(b) => b.clone(),
             None if prune && walk.is_some() => {
@@ -325,7 +329,7 @@ impl Atspi {
                 if states.iter().any(|s| s == "defunct") {
                     return Ok(None);
                 }
-                if hidden(&states) {
+                if hidden(&states) && !maybe_wanted(&states) {
                     let b = Basics {
                         role: "unknown".into(),
                         states,
@@ -350,7 +354,11 @@ impl Atspi {
             return Ok(None);
         }
         if prune && hidden(&b.states) {
-            return Ok(Some(Fetched::dropped(raw_node(obj, b), Drop::Hidden)));
+            let wanted = maybe_wanted(&b.states)
+                && query.is_some_and(|q| matches_query(q, &raw_node(obj.clone(), b.clone())));
+            if !wanted {
+                return Ok(Some(Fetched::dropped(raw_node(obj, b), Drop::Hidden)));
+            }
         }
         let has = |iface: &str| b.interfaces.iter().any(|i| i == iface);
         let (has_component, has_action, has_text, has_value) =
@@ -428,7 +436,6 @@ impl Atspi {
             },
             _ => None,
         };
-        let query = walk.and_then(|w| w.query.as_ref());
         if let Some(why) = dropped.filter(|_| prune) {
             // What the caller looks for is kept wherever it is.
             if !query.is_some_and(|q| matches_query(q, &node)) {

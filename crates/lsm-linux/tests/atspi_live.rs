@@ -56,6 +56,7 @@ fn opts(ms: u64) -> WalkOptions {
         max_depth: 200,
         deadline: Instant::now() + Duration::from_millis(ms),
         coords: CoordKind::Screen,
+        query: None,
     }
 }
 
@@ -718,6 +719,7 @@ fn default_opts() -> WalkOptions {
         max_depth: 12,
         deadline: Instant::now() + Duration::from_millis(2500),
         coords: CoordKind::Screen,
+        query: None,
     }
 }
 
