@@ -178,6 +178,7 @@ def test_modal_save_as_blocks_the_main_window(lsm_stdio, mousepad, probe, tmp_pa
     assert len(dialog_ids) == 1, dialog_ids
     dialog_id = dialog_ids[0]
     assert dialog_id in err["message"] and '"Save As"' in err["message"], err["message"]
+    assert err["details"]["blocked_by"] == dialog_id, err["details"]
     assert not showing_popups(probe, pid), "a menu opened behind the dialog"
 
     # gui_list: the dialog is modal and belongs to the main window; the main window is blocked.

@@ -753,7 +753,16 @@ impl LocalGui {
             let fail = |e: GuiError, results: &Vec<ActionResult>| {
                 let done = serde_json::to_value(results).unwrap_or_default();
                 let mut e = at_index(e, i, spec);
-                e.details = Some(serde_json::json!({"failed_index": i, "completed": done}));
+                let mut details = serde_json::json!({"failed_index": i, "completed": done});
+                // Keep what the error itself carries (e.g. `blocked_by`).
+                if let (Some(serde_json::Value::Object(own)), Some(all)) =
+                    (e.details.take(), details.as_object_mut())
+                {
+                    for (k, v) in own {
+                        all.entry(k).or_insert(v);
+                    }
+                }
+                e.details = Some(details);
                 e
             };
             let Some(action) = action else {

@@ -373,11 +373,23 @@ async fn an_action_on_a_window_a_modal_dialog_blocks_is_refused_before_it_runs()
     let (fake, gui) = setup(Duration::from_secs(30));
     let st = observe(&gui).await;
     *fake.blocked_by.lock().unwrap() = Some("0x2".into());
-    let e = act(&gui, &st.state_id, "0x1", json!([{"type": "click", "x": 5, "y": 5}]))
-        .await
-        .unwrap_err();
+    let e = act(
+        &gui,
+        &st.state_id,
+        "0x1",
+        json!([{"type": "click", "x": 5, "y": 5}]),
+    )
+    .await
+    .unwrap_err();
     assert_eq!(e.code, ErrorCode::WindowBlocked);
-    assert!(e.message.contains("0x2") && e.message.contains("gui_state 0x2"), "{}", e.message);
+    assert!(
+        e.message.contains("0x2") && e.message.contains("gui_state 0x2"),
+        "{}",
+        e.message
+    );
     assert!(fake.performed.lock().unwrap().is_empty(), "nothing may run");
+    let details = e.details.expect("details");
+    assert_eq!(details["blocked_by"], "0x2");
+    assert_eq!(details["failed_index"], 0);
     assert_eq!(ErrorCode::WindowBlocked.as_str(), "WINDOW_BLOCKED");
 }
