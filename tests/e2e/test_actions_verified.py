@@ -15,7 +15,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "lib"))
 
-from conftest import app_pid, ensure_app, run_probe, stop_app  # noqa: E402
+from conftest import app_pid, ensure_app, restart_app, run_probe, stop_app  # noqa: E402
 from gui_flow import act, find_window, observe, wait_for, windows  # noqa: E402
 from lsm_fixtures import *  # noqa: E402,F401,F403
 
@@ -116,6 +116,9 @@ def test_firefox_set_value_is_read_back(lsm_stdio, firefox):
 # ----------------------------------------------------------------------------- Qt tree
 @pytest.fixture(scope="module")
 def qttree():
+    # A fresh instance: no dialog left open, nothing selected.
+    if app_pid("qttree") is not None:
+        return restart_app("qttree")
     return ensure_app("qttree")
 
 
