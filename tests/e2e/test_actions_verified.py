@@ -240,7 +240,7 @@ def writer_doc(tmp_path_factory):
 def test_writer_bold_right_after_typing_is_saved_bold(lsm_stdio, writer_doc):
     lsm = lsm_stdio
     win = find_window(lsm, title="bold.fodt - LibreOffice Writer", timeout=60)
-    text = "lsm bold paragraph"
+    text = "Bold paragraph by lsm"
     st, (para, bold) = observe_until(
         lsm, win,
         lambda s: (lambda p, b: (p, b) if p and b else None)(
