@@ -15,7 +15,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "lib"))
 
-from conftest import app_pid, ensure_app, run_probe, stop_app  # noqa: E402
+from conftest import app_pid, ensure_app, restart_app, run_probe, stop_app  # noqa: E402
 from gui_flow import act, find_window, observe, wait_for, windows  # noqa: E402
 from lsm_fixtures import *  # noqa: E402,F401,F403
 
@@ -69,7 +69,7 @@ def test_firefox_form_typed_and_submitted_in_one_call_20_times(lsm_stdio, firefo
             lsm, win,
             lambda s: (lambda a, b: (a, b) if a and b else None)(
                 by_name(s, "Name", ("entry", "text")), by_name(s, "Send order", ("push_button", "button"))),
-            "the form's Name entry and Send order button", query="name send order")
+            "the form's Name entry and Send order button")
         res = act(lsm, st, [
             {"type": "click", "element_id": entry["id"]},
             {"type": "key", "keys": "ctrl+a"},
@@ -79,12 +79,14 @@ def test_firefox_form_typed_and_submitted_in_one_call_20_times(lsm_stdio, firefo
         typed = res["results"][2]
         assert typed["verified"], res
         assert name in typed["evidence"], res
-        got = wait_for(lambda: (lambda t: t if t.startswith("Sent ") else None)(x_title(win["window_id"])),
-                       timeout=5, what="the page title after submitting")
-        wait_for(lambda: x_title(win["window_id"]).startswith(f"Sent {i}: "), timeout=5,
-                 what=f"order {i} in the title (last {got!r})")
-        done.append(x_title(win["window_id"]))
-    complete = [t for i, t in enumerate(done, 1) if t.startswith(f"Sent {i}: Grace Hopper Grüße 日本語 {i} <")]
+        # The page titles itself "Sent N: <name> <email>" (N counts the page's orders).
+        try:
+            wait_for(lambda: f": {name} <" in x_title(win["window_id"]), timeout=5,
+                     what=f"order {i} in the window title")
+        except AssertionError:
+            pass
+        done.append((name, x_title(win["window_id"])))
+    complete = [t for n, t in done if re.match(rf"Sent \d+: {re.escape(n)} <", t)]
     print(f"firefox form: {len(complete)}/20 complete")
     assert len(complete) == 20, done
 
@@ -99,7 +101,7 @@ def test_firefox_set_value_is_read_back(lsm_stdio, firefox):
     win = form_window(lsm)
     value = "ada@example.org"
     st, entry = observe_until(lsm, win, lambda s: by_name(s, "Email", ("entry", "text")), "the Email entry",
-                              query="email")
+                              )
     res = act(lsm, st, [{"type": "set_value", "element_id": entry["id"], "value": value}])
     r = res["results"][0]
     assert r["ok"] and r["verified"], res
@@ -107,7 +109,7 @@ def test_firefox_set_value_is_read_back(lsm_stdio, firefox):
     # Outside lsm: pyatspi reads the same field, and the page receives it on submit.
     wait_for(lambda: value in firefox_entry_text("Email"), timeout=5, what="the Email text through pyatspi")
     st, send = observe_until(lsm, win, lambda s: by_name(s, "Send order", ("push_button", "button")),
-                             "Send order", query="send order")
+                             "Send order")
     act(lsm, st, [{"type": "click", "element_id": send["id"]}])
     wait_for(lambda: x_title(win["window_id"]).endswith(f"<{value}> — Mozilla Firefox"), timeout=5,
              what="the submitted email in the title")
@@ -116,6 +118,9 @@ def test_firefox_set_value_is_read_back(lsm_stdio, firefox):
 # ----------------------------------------------------------------------------- Qt tree
 @pytest.fixture(scope="module")
 def qttree():
+    # A fresh instance: no dialog left open, nothing selected.
+    if app_pid("qttree") is not None:
+        return restart_app("qttree")
     return ensure_app("qttree")
 
 
@@ -234,8 +239,8 @@ def writer_doc(tmp_path_factory):
 
 def test_writer_bold_right_after_typing_is_saved_bold(lsm_stdio, writer_doc):
     lsm = lsm_stdio
-    win = find_window(lsm, title="bold - LibreOffice Writer", timeout=60)
-    text = "lsm bold paragraph"
+    win = find_window(lsm, title="bold.fodt - LibreOffice Writer", timeout=60)
+    text = "Bold paragraph by lsm"
     st, (para, bold) = observe_until(
         lsm, win,
         lambda s: (lambda p, b: (p, b) if p and b else None)(

@@ -60,6 +60,24 @@ pub fn typed_arrived(before: Option<&str>, after: &str, typed: &str) -> Option<S
     }
 }
 
+/// [`typed_arrived`], knowing whether the application reported a text change of that object
+/// since typing began: then an unchanged text that holds the typed line means it was replaced by
+/// the same text (select all, type what was there).
+pub fn typed_arrived_after_change(
+    before: Option<&str>,
+    after: &str,
+    typed: &str,
+    changed: bool,
+) -> Option<String> {
+    if let Some(e) = typed_arrived(before, after, typed) {
+        return Some(e);
+    }
+    let needle = typed_needle(typed)?;
+    let same = before.is_some_and(|b| normalized(b) == normalized(after));
+    (changed && same && normalized(after).contains(&needle))
+        .then(|| format!("text is now {} (replaced by the same text)", quote(after)))
+}
+
 /// Why typed text could not be confirmed, from what was last read.
 pub fn typed_missing(after: Option<&str>, typed: &str, waited_ms: u128) -> String {
     match (typed_needle(typed), after) {
@@ -174,6 +192,9 @@ mod tests {
         assert!(typed_arrived(None, "first line\u{fffc}", "first line\n").is_some());
         assert_eq!(typed_needle("\n\t "), None);
         assert!(typed_missing(Some("Gra"), typed, 1500).contains("does not contain"));
+        // Select all and type the same text: only the change event tells it arrived.
+        assert_eq!(typed_arrived_after_change(Some(typed), typed, typed, false), None);
+        assert!(typed_arrived_after_change(Some(typed), typed, typed, true).is_some());
     }
 
     #[test]

@@ -3,8 +3,8 @@
 //! application's main loop, and the focus / text-change events that say where typing landed.
 
 use crate::atspi::{
-    value_as_ref, Atspi, CallError, FrameInfo, ObjRef, IFACE_ACCESSIBLE, IFACE_REGISTRY, IFACE_TABLE, IFACE_TEXT,
-    IFACE_VALUE, REGISTRY_BUS, REGISTRY_PATH, ROOT_PATH,
+    value_as_ref, Atspi, CallError, FrameInfo, ObjRef, IFACE_ACCESSIBLE, IFACE_REGISTRY, IFACE_TABLE,
+    IFACE_TEXT, IFACE_VALUE, REGISTRY_BUS, REGISTRY_PATH, ROOT_PATH,
 };
 use futures_util::StreamExt;
 use lsm_core::GuiResult;

@@ -11,7 +11,7 @@ use lsm_core::{
 };
 
 /// Actions that mean "press this control", tried in order for a plain element click.
-const PRESS_ACTIONS: &[&str] = &["click", "press", "toggle", "jump", "open"];
+const PRESS_ACTIONS: &[&str] = &["click", "press", "toggle", "jump", "open", "showmenu"];
 /// `activate` also presses buttons and menu items, but on a text field it means "Enter".
 const ACTIVATE: &str = "activate";
 

@@ -5,8 +5,8 @@
 use crate::atspi::ObjRef;
 use crate::backend::{format_window_id, LinuxBackend, View};
 use lsm_core::verify::{
-    number_taken, quote, state_changes, text_value_taken, toggle_check, typed_arrived, typed_missing,
-    typed_needle, TOGGLE_STATES,
+    number_taken, quote, state_changes, text_value_taken, toggle_check, typed_arrived_after_change,
+    typed_missing, typed_needle, TOGGLE_STATES,
 };
 use lsm_core::{
     ActionOutcome, Check, ElementRef, ErrorCode, GuiError, GuiResult, KeyCombo, MouseButton, WindowInfo,
@@ -290,12 +290,22 @@ impl LinuxBackend {
         let limit = TEXT_WAIT + extra;
         let mut last: Option<String> = None;
         loop {
-            let obj = self
-                .events
-                .text_changed_since(started)
-                .or_else(|| named_obj.clone())
-                .or_else(|| self.events.focused());
-            if let Some(obj) = obj {
+            // The element named, the focused one, the one whose text changed last: the first
+            // that shows the typed text (a status bar's word count changes too).
+            let mut candidates: Vec<ObjRef> = Vec::new();
+            for o in [
+                named_obj.clone(),
+                self.events.focused(),
+                self.events.text_changed_since(started),
+            ]
+            .into_iter()
+            .flatten()
+            {
+                if !candidates.contains(&o) {
+                    candidates.push(o);
+                }
+            }
+            for obj in candidates {
                 let prior = before
                     .as_ref()
                     .filter(|(o, _)| *o == obj)
@@ -310,10 +320,16 @@ impl LinuxBackend {
                         }
                     }
                 } else if let Ok(Some(now)) = atspi.read_text(&obj).await {
-                    if let Some(evidence) = typed_arrived(prior, &now, text) {
+                    let changed = self.events.text_changed_since(started).as_ref() == Some(&obj);
+                    if let Some(evidence) = typed_arrived_after_change(prior, &now, text, changed) {
                         return Ok(Check::Verified(evidence));
                     }
-                    last = Some(now);
+                    if last.is_none()
+                        || named_obj.as_ref() == Some(&obj)
+                        || self.events.focused().as_ref() == Some(&obj)
+                    {
+                        last = Some(now);
+                    }
                 }
             }
             if started.elapsed() >= limit {
