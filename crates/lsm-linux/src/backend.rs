@@ -487,8 +487,6 @@ impl LinuxBackend {
     }
 }
 
-}
-
 fn to_raw_element(n: RawNode, rule: CoordRule, offset: (i32, i32)) -> RawElement {
     RawElement {
         native: encode_native(rule, &n.obj),
