@@ -220,6 +220,8 @@ pub struct LinuxBackend {
     display_scale: f64,
     /// Per-window scale found when the window was observed.
     scales: Mutex<HashMap<u32, f64>>,
+    /// Windows observed before (their first observation waits for the application).
+    seen: crate::fresh::Seen,
 }
 
 impl LinuxBackend {
@@ -268,6 +270,7 @@ impl LinuxBackend {
             a11y_pids: Mutex::default(),
             display_scale,
             scales: Mutex::default(),
+            seen: Default::default(),
         })
     }
 
@@ -347,6 +350,30 @@ impl LinuxBackend {
             .await?
             .ok_or_else(|| GuiError::window_not_found(window_id))?;
         Ok(self.view(win))
+    }
+
+    /// The first observation of a window not seen before (or just restored) waits, bounded,
+    /// until the application's tree is consistent and stable (see `fresh.rs`); a note when it
+    /// was not in time.
+    async fn first_look(
+        &self,
+        view: &View,
+        found: Option<&(FrameInfo, CoordRule, Vec<FrameInfo>)>,
+    ) -> Option<String> {
+        let ((frame, rule, _), atspi) = (found?, self.atspi.as_ref()?);
+        if !self.seen.first_look(view.win.id, view.win.minimized) {
+            return None;
+        }
+        let gecko = crate::fresh::builds_document_on_demand(&view.win.class, &view.win.instance);
+        let screen = *rule == CoordRule::Screen;
+        match crate::fresh::settle(atspi, &frame.obj, view.logical_bounds(), screen, gecko).await {
+            crate::fresh::Settled::After(_) => None,
+            crate::fresh::Settled::NotWithin(why) => Some(format!(
+                "the window is new and its application had not settled within {} ms ({why}): element bounds \
+                 or content may still change; observe again",
+                crate::fresh::FRESH_WAIT.as_millis()
+            )),
+        }
     }
 
     /// The AT-SPI frame of an X11 window (same process, then same title, then best geometry),
@@ -468,7 +495,6 @@ impl DesktopBackend for LinuxBackend {
 
     async fn observe(&self, window_id: &str, req: &ObserveRequest) -> GuiResult<Snapshot> {
         let mut win = self.x11_window(window_id).await?;
-        let deadline = Instant::now() + req.walk_budget;
         let xid = win.win.id;
         // Find the frame first: it tells the window's scale, which the walk's offsets need.
         let found = if req.include_elements {
@@ -483,6 +509,9 @@ impl DesktopBackend for LinuxBackend {
                 .insert(xid, scale);
             win.scale = scale;
         }
+        let fresh_note = self.first_look(&win, found.as_ref()).await;
+        // The walk's budget starts after that wait.
+        let deadline = Instant::now() + req.walk_budget;
         let capture = async {
             if req.screenshot {
                 let w = win.win.clone();
@@ -577,6 +606,7 @@ impl DesktopBackend for LinuxBackend {
         if win.win.minimized {
             notes.push(MINIMIZED_NOTE.into());
         }
+        notes.extend(fresh_note);
         Ok(Snapshot {
             window: self.info_of(&win, &pids),
             scale: win.scale,

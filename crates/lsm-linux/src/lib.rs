@@ -5,6 +5,7 @@
 pub mod atspi;
 pub mod backend;
 mod cache;
+mod fresh;
 mod list;
 mod perform;
 pub mod session;
