@@ -9,6 +9,7 @@ those of the screen, checked once with ImageMagick's `import -window root`).
 """
 
 import json
+import os
 import subprocess
 import sys
 import time
@@ -137,6 +138,9 @@ def test_covered_window_has_its_own_pixels(lsm_stdio, testapp_and_xterm):
                                                                              quarter)
     print(f"covered vs uncovered: {whole:.4%} of all pixels, {part:.4%} of the covered quarter differ; "
           f"first capture {first_ms:.0f} ms")
+    if os.environ.get("LSM_TEST_KEEP_IMAGES"):
+        Path("/tmp/covered.png").write_bytes(covered)
+        Path("/tmp/uncovered.png").write_bytes(uncovered)
     assert whole <= TOLERANCE and part <= 2 * TOLERANCE
 
 
@@ -207,7 +211,7 @@ def test_minimized_window_names_the_focus_action_which_restores_it(lsm_stdio, te
     xdo("windowminimize", "--sync", app["window_id"])
     wait_for(lambda: find_window(s, title=TITLE)["minimized"], what="minimized")
     r = s.call("gui_state", {"window_id": app["window_id"], "include_elements": False})
-    assert r.isError
+    assert r.is_error
     assert err_code(r) == "WINDOW_MINIMIZED"  # noqa: F405
     msg = err_message(r)  # noqa: F405
     assert '{"type":"focus"}' in msg and "gui_action" in msg, msg

@@ -299,6 +299,8 @@ impl X11 {
             Some(d)
         };
         self.sync()?;
+        // DamageCreate reports the whole window at once: not a repaint.
+        self.pump();
         self.take_damage();
         self.remember_redirect(top);
         tracing::debug!(
