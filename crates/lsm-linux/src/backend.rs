@@ -231,6 +231,8 @@ pub struct LinuxBackend {
     /// AT-SPI bus name of each process whose window was observed (for round trips after input).
     pub(crate) app_buses: Mutex<HashMap<u32, String>>,
     app_names: AppNames,
+    /// Windows observed before (their first observation waits for the application).
+    seen: crate::fresh::Seen,
 }
 
 /// Bound on remembered window -> frame links (cleared when reached).
@@ -300,6 +302,7 @@ impl LinuxBackend {
             events,
             app_buses: Mutex::default(),
             app_names: AppNames::default(),
+            seen: Default::default(),
         })
     }
 
@@ -399,6 +402,30 @@ impl LinuxBackend {
             .await?
             .ok_or_else(|| GuiError::window_not_found(window_id))?;
         Ok(self.view(win))
+    }
+
+    /// The first observation of a window not seen before (or just restored) waits, bounded,
+    /// until the application's tree is consistent and stable (see `fresh.rs`); a note when it
+    /// was not in time.
+    async fn first_look(
+        &self,
+        view: &View,
+        found: Option<&Found>,
+    ) -> Option<String> {
+        let (Found { frame, rule, .. }, atspi) = (found?, self.atspi.as_ref()?);
+        if !self.seen.first_look(view.win.id, view.win.minimized) {
+            return None;
+        }
+        let gecko = crate::fresh::builds_document_on_demand(&view.win.class, &view.win.instance);
+        let screen = *rule == CoordRule::Screen;
+        match crate::fresh::settle(atspi, &frame.obj, view.logical_bounds(), screen, gecko).await {
+            crate::fresh::Settled::After(_) => None,
+            crate::fresh::Settled::NotWithin(why) => Some(format!(
+                "the window is new and its application had not settled within {} ms ({why}): element bounds \
+                 or content may still change; observe again",
+                crate::fresh::FRESH_WAIT.as_millis()
+            )),
+        }
     }
 
     /// The AT-SPI frame of an X11 window and the showing popups (open menus, which X11 keeps in
@@ -564,8 +591,6 @@ impl DesktopBackend for LinuxBackend {
             None
         };
         tracing::debug!("observe {window_id}: frame lookup {:?}", looked.elapsed());
-        // The budget is the walk's own: finding the window is not charged to it.
-        let deadline = Instant::now() + req.walk_budget;
         if let Some(scale) = found.as_ref().and_then(|f| detect_scale(&win.win, &f.frame)) {
             self.scales
                 .lock()
@@ -573,6 +598,10 @@ impl DesktopBackend for LinuxBackend {
                 .insert(xid, scale);
             win.scale = scale;
         }
+        let fresh_note = self.first_look(&win, found.as_ref()).await;
+        // The budget is the walk's own: finding the window and waiting for a fresh one to
+        // settle are not charged to it.
+        let deadline = Instant::now() + req.walk_budget;
         let capture = async {
             if req.screenshot {
                 let w = win.win.clone();
@@ -694,6 +723,7 @@ impl DesktopBackend for LinuxBackend {
         if win.win.minimized {
             notes.push(MINIMIZED_NOTE.into());
         }
+        notes.extend(fresh_note);
         Ok(Snapshot {
             window,
             scale: win.scale,

@@ -26,10 +26,12 @@ use x11rb::protocol::ErrorKind;
 
 /// Upper bound for the first capture after redirecting a covered or partly off-screen window
 /// to wait for the application to repaint what the redirection exposed.
-pub const REPAINT_WAIT: Duration = Duration::from_millis(500);
-/// Time without new damage that counts as "repainted".
-const REPAINT_QUIET: Duration = Duration::from_millis(60);
+pub const REPAINT_WAIT: Duration = Duration::from_millis(800);
 const REPAINT_POLL: Duration = Duration::from_millis(5);
+/// Bound on damage areas kept between two looks (the wait looks every few ms).
+const MAX_DAMAGE_AREAS: usize = 4096;
+/// The repaint grid has at most this many cells along a side.
+const GRID_CELLS: i32 = 64;
 /// Redirected top-levels remembered before the ones that no longer exist are pruned.
 const MAX_REDIRECTED: usize = 256;
 
@@ -275,77 +277,88 @@ impl X11 {
     }
 
     /// Redirects `top` (Automatic) and, when parts of the window were not visible (covered or
-    /// off screen), waits for the application to repaint them. `Some(NotRepainted)` when it
-    /// did not within [`REPAINT_WAIT`].
+    /// off screen), waits until the application has repainted them. `Some(NotRepainted)` when
+    /// it did not within [`REPAINT_WAIT`].
     fn redirect(&self, top: u32, id: u32, bounds: Rect) -> GuiResult<Option<Gap>> {
-        let exposes = !self.fully_visible(id, bounds)?;
-        let damage = if exposes && self.has_damage {
+        let screen = self.screen_rect()?;
+        let covering = self.covering_rects(id, bounds)?;
+        let mut grid = RepaintGrid::new(bounds, screen, &covering);
+        self.conn
+            .composite_redirect_window(top, Redirect::AUTOMATIC)
+            .map_err(conn_err)?;
+        // Created right after the redirection, in the same batch: the server's own copy of the
+        // visible pixels (done while redirecting) is not counted, the application's repaint
+        // (it needs the Expose events first) is.
+        let damage = if grid.done() || !self.has_damage {
+            None
+        } else {
             let d = self.conn.generate_id().map_err(id_err)?;
             self.conn
-                .damage_create(d, top, ReportLevel::NON_EMPTY)
+                .damage_create(d, top, ReportLevel::RAW_RECTANGLES)
                 .map_err(conn_err)?;
             Some(d)
-        } else {
-            None
         };
-        let redirected = self
-            .conn
-            .composite_redirect_window(top, Redirect::AUTOMATIC)
-            .map_err(conn_err)?
-            .check();
-        if let Err(e) = redirected {
-            if let Some(d) = damage {
-                let _ = self.conn.damage_destroy(d);
-            }
-            return Err(win_err(top, "CompositeRedirectWindow", e));
-        }
+        self.sync()?;
+        // DamageCreate reports the whole window at once: not a repaint.
+        self.pump();
+        self.take_damage();
         self.remember_redirect(top);
-        tracing::debug!("redirected top-level 0x{top:x} of 0x{id:x} for capture (exposes: {exposes})");
-        if !exposes {
+        tracing::debug!(
+            "redirected top-level 0x{top:x} of 0x{id:x} for capture ({} cell(s) to repaint)",
+            grid.left
+        );
+        if grid.done() {
             return Ok(None);
         }
         let Some(d) = damage else {
-            // No Damage extension: nothing tells us when the repaint is done.
-            std::thread::sleep(REPAINT_QUIET);
+            // No Damage extension: nothing tells when the repaint is done.
+            std::thread::sleep(REPAINT_POLL * 20);
             return Ok(Some(Gap::NotRepainted));
         };
-        let settled = self.wait_repaint(d);
+        let done = self.wait_repaint(&mut grid);
         let _ = self.conn.damage_destroy(d);
-        Ok((!settled?).then_some(Gap::NotRepainted))
+        self.take_damage();
+        Ok((!done?).then_some(Gap::NotRepainted))
     }
 
-    /// Waits until damage has been reported on the window and then none for `REPAINT_QUIET`;
-    /// false when that did not happen within `REPAINT_WAIT`.
-    fn wait_repaint(&self, damage: u32) -> GuiResult<bool> {
+    /// Waits until damage has covered every cell of `grid`; false when that did not happen
+    /// within `REPAINT_WAIT`.
+    fn wait_repaint(&self, grid: &mut RepaintGrid) -> GuiResult<bool> {
         let start = Instant::now();
-        let mut seen = self.damage_events.load(Ordering::Relaxed);
-        let mut last: Option<Instant> = None;
         loop {
             self.sync()?;
             self.pump();
-            let now = Instant::now();
-            let n = self.damage_events.load(Ordering::Relaxed);
-            if n != seen {
-                seen = n;
-                last = Some(now);
-                // Re-arms the NonEmpty report for the next drawing.
-                self.conn
-                    .damage_subtract(damage, x11rb::NONE, x11rb::NONE)
-                    .map_err(conn_err)?;
+            for r in self.take_damage() {
+                grid.repainted(r);
             }
-            if last.is_some_and(|t| now - t >= REPAINT_QUIET) {
+            if grid.done() {
                 tracing::debug!("repainted after {:?}", start.elapsed());
                 return Ok(true);
             }
-            if now - start >= REPAINT_WAIT {
-                tracing::debug!(
-                    "no complete repaint within {REPAINT_WAIT:?} (damage seen: {})",
-                    last.is_some()
-                );
+            if start.elapsed() >= REPAINT_WAIT {
+                tracing::debug!("{} cell(s) not repainted within {REPAINT_WAIT:?}", grid.left);
                 return Ok(false);
             }
             std::thread::sleep(REPAINT_POLL);
         }
+    }
+
+    /// Called by `pump` for every DamageNotify.
+    pub(super) fn note_damage(&self, ev: &x11rb::protocol::damage::NotifyEvent) {
+        let mut areas = self.damage_areas.lock().unwrap_or_else(|p| p.into_inner());
+        if areas.len() < MAX_DAMAGE_AREAS {
+            let (g, a) = (ev.geometry, ev.area);
+            areas.push(Rect::new(
+                g.x as i32 + a.x as i32,
+                g.y as i32 + a.y as i32,
+                a.width as i32,
+                a.height as i32,
+            ));
+        }
+    }
+
+    fn take_damage(&self) -> Vec<Rect> {
+        std::mem::take(&mut *self.damage_areas.lock().unwrap_or_else(|p| p.into_inner()))
     }
 
     fn remember_redirect(&self, top: u32) {
@@ -380,12 +393,6 @@ impl X11 {
         let _ = self.conn.flush();
         tracing::debug!("a compositor runs: released {} redirection(s)", set.len());
         set.clear();
-    }
-
-    /// True when the whole window is on screen and no window above it overlaps it.
-    fn fully_visible(&self, id: u32, bounds: Rect) -> GuiResult<bool> {
-        let screen = self.screen_rect()?;
-        Ok(screen.intersect(&bounds) == Some(bounds) && !self.is_overlapped(id, bounds)?)
     }
 
     /// Reads the client area out of the top-level's off-screen pixmap.
@@ -551,6 +558,11 @@ impl X11 {
 
     /// True if a viewable window stacked above `id`'s top-level overlaps `bounds`.
     fn is_overlapped(&self, id: u32, bounds: Rect) -> GuiResult<bool> {
+        Ok(!self.covering_rects(id, bounds)?.is_empty())
+    }
+
+    /// The parts of `bounds` that viewable windows stacked above `id`'s top-level cover.
+    fn covering_rects(&self, id: u32, bounds: Rect) -> GuiResult<Vec<Rect>> {
         let top = self.toplevel_of(id)?;
         let tree = self
             .conn
@@ -560,7 +572,7 @@ impl X11 {
             .map_err(|e| reply_err("QueryTree", e))?;
         let above = match tree.children.iter().position(|&c| c == top) {
             Some(i) => &tree.children[i + 1..],
-            None => return Ok(false),
+            None => return Ok(Vec::new()),
         };
         let mut cookies = Vec::with_capacity(above.len());
         for &w in above {
@@ -569,6 +581,7 @@ impl X11 {
                 self.conn.get_geometry(w).map_err(conn_err)?,
             ));
         }
+        let mut out = Vec::new();
         for (attrs, geom) in cookies {
             // Windows closing meanwhile simply do not count.
             let (Ok(a), Ok(g)) = (attrs.reply(), geom.reply()) else {
@@ -579,11 +592,81 @@ impl X11 {
             }
             let bw = 2 * g.border_width as i32;
             let r = Rect::new(g.x as i32, g.y as i32, g.width as i32 + bw, g.height as i32 + bw);
-            if r.intersect(&bounds).is_some() {
-                return Ok(true);
+            out.extend(r.intersect(&bounds));
+        }
+        Ok(out)
+    }
+}
+
+/// Which parts of a window (`bounds`, root coordinates) still wait for the application's
+/// repaint, on a grid of at most `GRID_CELLS` per side: the cells that were covered or off
+/// screen, until damage has touched each.
+struct RepaintGrid {
+    bounds: Rect,
+    cell: i32,
+    cols: i32,
+    needed: Vec<bool>,
+    left: usize,
+}
+
+impl RepaintGrid {
+    fn new(bounds: Rect, screen: Rect, covering: &[Rect]) -> RepaintGrid {
+        let cell = ((bounds.width.max(bounds.height) + GRID_CELLS - 1) / GRID_CELLS).max(8);
+        let cols = (bounds.width + cell - 1) / cell;
+        let rows = (bounds.height + cell - 1) / cell;
+        let mut needed = Vec::with_capacity((cols * rows).max(0) as usize);
+        for r in 0..rows {
+            for c in 0..cols {
+                let rect = Self::cell_rect(bounds, cell, c, r);
+                let on_screen = screen.intersect(&rect) == Some(rect);
+                needed.push(!on_screen || covering.iter().any(|k| k.intersect(&rect).is_some()));
             }
         }
-        Ok(false)
+        let left = needed.iter().filter(|n| **n).count();
+        RepaintGrid {
+            bounds,
+            cell,
+            cols,
+            needed,
+            left,
+        }
+    }
+
+    fn cell_rect(bounds: Rect, cell: i32, c: i32, r: i32) -> Rect {
+        let (x, y) = (c * cell, r * cell);
+        Rect::new(
+            bounds.x + x,
+            bounds.y + y,
+            cell.min(bounds.width - x),
+            cell.min(bounds.height - y),
+        )
+    }
+
+    /// Damage at `r` (root coordinates): the cells it touches are repainted.
+    fn repainted(&mut self, r: Rect) {
+        let Some(hit) = r.intersect(&self.bounds) else {
+            return;
+        };
+        let (x0, y0) = (
+            (hit.x - self.bounds.x) / self.cell,
+            (hit.y - self.bounds.y) / self.cell,
+        );
+        let x1 = (hit.x + hit.width - 1 - self.bounds.x) / self.cell;
+        let y1 = (hit.y + hit.height - 1 - self.bounds.y) / self.cell;
+        for row in y0..=y1 {
+            for col in x0..=x1 {
+                let i = (row * self.cols + col) as usize;
+                if let Some(n) = self.needed.get_mut(i) {
+                    if std::mem::take(n) {
+                        self.left -= 1;
+                    }
+                }
+            }
+        }
+    }
+
+    fn done(&self) -> bool {
+        self.left == 0
     }
 }
 
@@ -637,5 +720,23 @@ mod tests {
         // A block that does not fit is refused, not written out of bounds.
         assert!(zpixmap_into(&block, 2, 1, &f, &mut canvas.data, canvas.width, 2, 1).is_err());
         assert!(zpixmap_into(&block, 2, 1, &f, &mut canvas.data, canvas.width, 0, 2).is_err());
+    }
+
+    #[test]
+    fn the_repaint_grid_waits_for_covered_and_off_screen_cells_only() {
+        let screen = Rect::new(0, 0, 100, 100);
+        // 64x64 window at (50,0): its right 14 px lie off screen, a window covers (50..70, 40..60).
+        let mut g = RepaintGrid::new(Rect::new(50, 0, 64, 64), screen, &[Rect::new(40, 40, 30, 20)]);
+        assert_eq!(g.cell, 8);
+        // Off screen: the two right columns (x >= 100) of 8 rows; covered: columns 0..2 of rows 5..7.
+        assert_eq!(g.left, 16 + 9);
+        g.repainted(Rect::new(0, 0, 10, 10)); // outside the window
+        assert_eq!(g.left, 25);
+        g.repainted(Rect::new(98, 0, 40, 64)); // the two columns partly or wholly off screen
+        assert_eq!(g.left, 9);
+        g.repainted(Rect::new(50, 40, 24, 24));
+        assert!(g.done());
+        let g = RepaintGrid::new(Rect::new(10, 10, 50, 50), screen, &[]);
+        assert!(g.done());
     }
 }

@@ -8,6 +8,7 @@ mod atspi_verify;
 pub mod backend;
 mod cache;
 mod frames;
+mod fresh;
 mod list;
 mod modal;
 mod on_screen;

@@ -126,8 +126,9 @@ pub struct X11 {
     has_composite: bool,
     /// The Damage extension, to see when a window has repainted after its redirection.
     has_damage: bool,
-    /// DamageNotify events seen by `pump` (only one Damage object exists at a time).
-    damage_events: AtomicU32,
+    /// Areas (root coordinates) of the DamageNotify events `pump` saw since they were last
+    /// taken (only one Damage object exists at a time; see `capture.rs`).
+    damage_areas: Mutex<Vec<Rect>>,
     /// Top-levels we redirected for capture (see `capture.rs`).
     redirected: Mutex<HashSet<u32>>,
     has_xtest: bool,
@@ -550,7 +551,7 @@ impl X11 {
             helper,
             has_composite,
             has_damage,
-            damage_events: AtomicU32::new(0),
+            damage_areas: Mutex::new(Vec::new()),
             redirected: Mutex::new(HashSet::new()),
             has_xtest,
             last_time: AtomicU32::new(0),
@@ -600,9 +601,7 @@ impl X11 {
                 Ok(Some(Event::PropertyNotify(ev))) if ev.window == self.helper => {
                     self.last_time.store(ev.time, Ordering::Relaxed)
                 }
-                Ok(Some(Event::DamageNotify(_))) => {
-                    self.damage_events.fetch_add(1, Ordering::Relaxed);
-                }
+                Ok(Some(Event::DamageNotify(ev))) => self.note_damage(&ev),
                 Ok(Some(Event::Error(e))) => tracing::debug!("X11 async error: {e:?}"),
                 Ok(Some(_)) => {}
                 Ok(None) | Err(_) => return,
