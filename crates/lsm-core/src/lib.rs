@@ -20,8 +20,8 @@ pub mod outline;
 pub mod service;
 pub mod space;
 pub mod state;
-pub mod verify;
 pub mod text;
+pub mod verify;
 
 pub use backend::{ActionOutcome, BackendAction, BackendConnector, Check, DesktopBackend, NoGui, Target};
 pub use limits::Limits;

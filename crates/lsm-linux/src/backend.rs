@@ -407,11 +407,7 @@ impl LinuxBackend {
     /// The first observation of a window not seen before (or just restored) waits, bounded,
     /// until the application's tree is consistent and stable (see `fresh.rs`); a note when it
     /// was not in time.
-    async fn first_look(
-        &self,
-        view: &View,
-        found: Option<&Found>,
-    ) -> Option<String> {
+    async fn first_look(&self, view: &View, found: Option<&Found>) -> Option<String> {
         let (Found { frame, rule, .. }, atspi) = (found?, self.atspi.as_ref()?);
         if !self.seen.first_look(view.win.id, view.win.minimized) {
             return None;

@@ -136,5 +136,4 @@ mod tests {
         assert!(e.message.contains("off the screen"), "{}", e.message);
         assert!(!e.message.contains("overlap"), "{}", e.message);
     }
-
 }

@@ -3,8 +3,8 @@
 
 use crate::atspi::{ObjRef, RawNode};
 use crate::backend::{decode_native, CoordRule, LinuxBackend, View};
-use crate::perform_check::{Pressed, SELECT_ROLES, STATE_WAIT, TOGGLE_ROLES};
 use crate::on_screen;
+use crate::perform_check::{Pressed, SELECT_ROLES, STATE_WAIT, TOGGLE_ROLES};
 use lsm_core::{
     ActionOutcome, BackendAction, ElementRef, ErrorCode, GuiError, GuiResult, MouseButton, Point, Rect,
     Target, WindowInfo,
