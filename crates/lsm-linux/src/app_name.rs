@@ -299,6 +299,8 @@ mod tests {
             gtk_frame_extents: None,
             focused: false,
             minimized: false,
+            transient_for: None,
+            modal: false,
         }
     }
 
