@@ -67,7 +67,7 @@ def test_controller_lists_machines(rig):
         assert ms[n]["connected"] and ms[n]["platform"] == "linux", ms[n]
         assert re.search(r"session x11 :7\d", ms[n]["detail"]), ms[n]
     text = rig.session.call("gui_list", {}).content[0].text
-    assert "w1 (connected)" in text and "w2 (connected)" in text
+    assert "w1: connected" in text and "w2: connected" in text, text
 
 
 @pytest.mark.parametrize("machine", ["w1", "w2"])

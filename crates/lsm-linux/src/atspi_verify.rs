@@ -15,12 +15,16 @@ use zbus::zvariant::OwnedValue;
 
 const IFACE_SELECTION: &str = "org.a11y.atspi.Selection";
 const IFACE_EVENT_OBJECT: &str = "org.a11y.atspi.Event.Object";
+const IFACE_EVENT_WINDOW: &str = "org.a11y.atspi.Event.Window";
 /// The events that tell where keyboard input goes and lands. Applications send events only
 /// while some client listens for them, so they are registered with the registry.
 const WATCHED_EVENTS: &[&str] = &[
     "object:state-changed:focused",
     "object:text-changed",
     "object:text-caret-moved",
+    // Popups (a completion list under an entry) come and go while an application digests input.
+    "window:create",
+    "window:destroy",
 ];
 /// Longest text read back, in characters.
 const MAX_READ_CHARS: i64 = 8192;
@@ -32,6 +36,8 @@ struct Seen {
     focused: Option<ObjRef>,
     /// The object whose text last changed or whose caret last moved, and when.
     text: Option<(ObjRef, Instant)>,
+    /// When any watched event last arrived.
+    last: Option<Instant>,
 }
 
 /// What the event watcher has seen so far. Cheap to clone.
@@ -55,10 +61,16 @@ impl Events {
             .map(|(o, _)| o.clone())
     }
 
+    /// When the last watched event arrived, if any did.
+    pub(crate) fn last_event(&self) -> Option<Instant> {
+        self.seen.lock().ok()?.last
+    }
+
     fn record(&self, member: &str, obj: ObjRef, detail: &str, d1: i32) {
         let Ok(mut seen) = self.seen.lock() else {
             return;
         };
+        seen.last = Some(Instant::now());
         match member {
             "StateChanged" if detail == "focused" && d1 == 1 => seen.focused = Some(obj),
             "TextChanged" | "TextCaretMoved" => seen.text = Some((obj, Instant::now())),
@@ -75,16 +87,10 @@ impl Atspi {
     /// events, verification reads the element the action named instead.
     pub(crate) async fn watch_events(&self) -> Events {
         let events = Events::default();
-        let rule = match zbus::MatchRule::builder()
+        // Object and window events: every signal on the accessibility bus, sorted below.
+        let rule = zbus::MatchRule::builder()
             .msg_type(zbus::message::Type::Signal)
-            .interface(IFACE_EVENT_OBJECT)
-        {
-            Ok(b) => b.build(),
-            Err(e) => {
-                tracing::debug!("event match rule: {e}");
-                return events;
-            }
-        };
+            .build();
         let stream = tokio::time::timeout(
             Duration::from_secs(2),
             zbus::MessageStream::for_match_rule(rule, self.connection(), Some(256)),
@@ -134,7 +140,14 @@ impl Atspi {
                     continue;
                 };
                 let member = member.as_str();
-                if !matches!(member, "StateChanged" | "TextChanged" | "TextCaretMoved") {
+                let iface = header.interface().map(|i| i.as_str().to_owned());
+                if iface.as_deref() == Some(IFACE_EVENT_WINDOW) {
+                    sink.record(member, ObjRef::new(sender.as_str(), path.as_str()), "", 0);
+                    continue;
+                }
+                if iface.as_deref() != Some(IFACE_EVENT_OBJECT)
+                    || !matches!(member, "StateChanged" | "TextChanged" | "TextCaretMoved")
+                {
                     continue;
                 }
                 let Ok((detail, d1, _, _, _)) = msg.body().deserialize::<EventBody>() else {

@@ -19,6 +19,12 @@ const TEXT_WAIT: Duration = Duration::from_millis(1500);
 pub(crate) const STATE_WAIT: Duration = Duration::from_millis(600);
 /// Between two reads while waiting.
 const POLL: Duration = Duration::from_millis(10);
+/// After typed text arrived, how long the application must stay quiet (no focus, text or popup
+/// events) before the next action: a GTK file chooser opens and closes completion popups for a
+/// moment after a typed path, and a Return sent meanwhile only closes the popup.
+const SETTLE_QUIET: Duration = Duration::from_millis(150);
+/// Longest wait for that quiet.
+const SETTLE_MAX: Duration = Duration::from_millis(1000);
 /// Bound on the round trip through an application's main loop after input.
 const ROUND_TRIP: Duration = Duration::from_millis(1000);
 /// A press that has not returned after this long may be blocked in a modal dialog it opened.
@@ -229,6 +235,17 @@ impl LinuxBackend {
         }
     }
 
+    /// Waits (bounded by `SETTLE_MAX`) until no watched event has arrived for `SETTLE_QUIET`.
+    pub(crate) async fn settle_events(&self) {
+        let started = Instant::now();
+        while started.elapsed() < SETTLE_MAX {
+            match self.events.last_event() {
+                Some(at) if at.elapsed() < SETTLE_QUIET => tokio::time::sleep(POLL).await,
+                _ => return,
+            }
+        }
+    }
+
     /// Waits (bounded) until `obj` has `state`.
     pub(crate) async fn await_state(&self, obj: &ObjRef, state: &str, limit: Duration) -> Check {
         let Ok(atspi) = self.atspi() else {
@@ -322,6 +339,7 @@ impl LinuxBackend {
                 } else if let Ok(Some(now)) = atspi.read_text(&obj).await {
                     let changed = self.events.text_changed_since(started).as_ref() == Some(&obj);
                     if let Some(evidence) = typed_arrived_after_change(prior, &now, text, changed) {
+                        self.settle_events().await;
                         return Ok(Check::Verified(evidence));
                     }
                     if last.is_none()

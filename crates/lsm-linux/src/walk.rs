@@ -173,6 +173,9 @@ enum Area {
     Known(Rect),
     /// Zero width or height at a real position: not laid out.
     Empty,
+    /// A real size at (i32::MIN, i32::MIN): GTK 3's tree-view cells say "not showing" so once
+    /// scrolled away (their size stays). Elsewhere it decides nothing, like `Unknown`.
+    SizeOnly,
     /// No Component, no answer, or a placeholder ((-1,-1,-1,-1), negative sizes, i32::MIN
     /// positions): says nothing about visibility. Firefox, GTK 3 notebook pages and VCL answer
     /// so for containers whose children have real extents.
@@ -182,6 +185,7 @@ enum Area {
 fn area_of(e: Option<(i32, i32, i32, i32)>) -> Area {
     match e {
         None => Area::Unknown,
+        Some((x, y, w, h)) if x == i32::MIN && y == i32::MIN && w > 0 && h > 0 => Area::SizeOnly,
         Some((x, y, w, h)) if w < 0 || h < 0 || x == i32::MIN || y == i32::MIN => Area::Unknown,
         Some((_, _, w, h)) if w == 0 || h == 0 => Area::Empty,
         Some((x, y, w, h)) => Area::Known(Rect::new(x, y, w, h)),
@@ -426,6 +430,7 @@ impl Atspi {
         // children's own extents do.
         let dropped = match area {
             Area::Empty if !(showing_known && node.has_state("showing")) => Some(Drop::NoArea),
+            Area::SizeOnly if clip.scrolled => Some(Drop::ScrolledAway),
             Area::Known(e) => match clip.rect {
                 Some(c) if e.intersect(&c).is_none() => Some(if clip.scrolled {
                     Drop::ScrolledAway
@@ -767,6 +772,17 @@ impl Atspi {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn extents_are_classified() {
+        let m = i32::MIN;
+        assert_eq!(area_of(Some((1, 2, 3, 4))), Area::Known(Rect::new(1, 2, 3, 4)));
+        assert_eq!(area_of(Some((5, 5, 0, 9))), Area::Empty);
+        assert_eq!(area_of(Some((m, m, 70, 21))), Area::SizeOnly);
+        assert_eq!(area_of(Some((m, m, 0, 0))), Area::Unknown);
+        assert_eq!(area_of(Some((-1, -1, -1, -1))), Area::Unknown);
+        assert_eq!(area_of(None), Area::Unknown);
+    }
 
     #[test]
     fn preorder_renumbers() {

@@ -38,6 +38,9 @@ const FOCUS_POLL: Duration = Duration::from_millis(10);
 /// Time given to clients to fetch a changed keyboard mapping (MappingNotify) before we type
 /// with it, and to translate our keys before we restore it.
 const REMAP_SETTLE: Duration = Duration::from_millis(60);
+/// Between a combo's modifier presses and its key, as a hand leaves it: Qt reads the modifier
+/// state from XKB state events, and a key in the same instant as its Alt opened no menu.
+const MODIFIER_SETTLE: Duration = Duration::from_millis(15);
 /// Gap between the clicks of a multi-click: well inside GTK's 400 ms double-click time.
 const CLICK_GAP: Duration = Duration::from_millis(40);
 /// Quiet time before a multi-click: longer than the usual double-click time (GTK: 400 ms).
@@ -1080,6 +1083,11 @@ impl X11 {
     pub fn activate(&self, id: u32) -> GuiResult<bool> {
         self.pump();
         self.geometry(id)?; // fails with WindowNotFound for a stale id
+        // Asking again makes the WM refocus it: the FocusOut/FocusIn arrives after our check,
+        // amid the keys that follow, and Qt drops a pending Alt mnemonic (alt+f opened nothing).
+        if self.has_focus(id)? {
+            return Ok(true);
+        }
         let time = self.server_time()?;
         if self.ewmh_wm()? {
             self.request_activation(id, time)?;
@@ -1465,6 +1473,10 @@ impl X11 {
     fn send_combo(&self, modifiers: &[u8], key: Option<u8>) -> GuiResult<()> {
         for &m in modifiers {
             self.key(m, true)?;
+        }
+        if !modifiers.is_empty() && key.is_some() {
+            self.sync()?;
+            std::thread::sleep(MODIFIER_SETTLE);
         }
         let pressed = match key {
             Some(k) => self.key(k, true).and_then(|_| self.key(k, false)),
