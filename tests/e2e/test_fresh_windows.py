@@ -32,7 +32,7 @@ def test_firefox_first_observation_has_the_page(lsm_stdio, ensure_app, stop_app)
     s = lsm_stdio
     stop_app("firefox")  # a window nobody has asked for its accessibility tree yet
     ensure_app("firefox", FORM)
-    win = find_window(s, title="lsm form", timeout=30)
+    win = find_window(s, title="lsm form — Mozilla Firefox", timeout=30)
     st, ms = first_state(s, win)
     names = [(e["role"], e["name"]) for e in st["elements"]]
     print(f"first gui_state of a fresh Firefox window: {len(names)} element(s) in {ms:.0f} ms; notes {st['notes']}")
@@ -56,9 +56,12 @@ def test_writer_first_observation_bounds_are_where_the_paragraph_is(lsm_stdio, e
     pid = ensure_app("writer")
     win = find_window(s, app="libreoffice", timeout=60)
     # A full first line, typed outside lsm before lsm ever looked at the window.
-    words = " ".join(f"w{i:02d}" for i in range(1, 31))
-    subprocess.run(["xdotool", "type", "--delay", "5", "--window", win["window_id"], words],
-                   check=True, timeout=60)
+    # Capitalised as Writer's autocorrect would make it.
+    words = " ".join(["W01"] + [f"w{i:02d}" for i in range(2, 31)])
+    # Real (XTest) keys to the focused window: LibreOffice ignores the synthetic events that
+    # `xdotool type --window` sends.
+    subprocess.run(["xdotool", "windowactivate", "--sync", str(int(win["window_id"], 16)),
+                    "type", "--delay", "5", words], check=True, timeout=60)
     wait_for(lambda: words in paragraph_text(probe, pid), timeout=20, what="the typed paragraph")
     st, ms = first_state(s, win)
     para = next(e for e in st["elements"] if e["role"] == "paragraph" and e.get("bounds"))

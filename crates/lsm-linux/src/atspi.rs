@@ -167,8 +167,12 @@ pub struct RawNode {
     /// Action interface action names.
     pub actions: Vec<String>,
     /// `Component.GetExtents` in the requested coordinates; None without Component, when empty
-    /// or (-1,-1).
+    /// or (-1,-1). `shift` is already added.
     pub extents: Option<Rect>,
+    /// A correction added to this object's raw extents: LibreOffice's gtk3 root pane reports
+    /// itself and all below it at its container's position minus the native menu bar's
+    /// height. Kept in the element handle so that re-reads apply it too.
+    pub shift: (i32, i32),
     /// Short interface names: "Action", "Text", "Component", ...
     pub interfaces: Vec<String>,
     /// Number of children the object has, whether or not the walk read them.

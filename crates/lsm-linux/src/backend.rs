@@ -183,11 +183,17 @@ fn scale_from_resources(resources: &str) -> Option<f64> {
 }
 
 /// The handle stored for an element: coordinate rule + AT-SPI object.
-fn encode_native(rule: CoordRule, obj: &ObjRef) -> String {
-    format!("{}|{}", rule.tag(), obj.encode())
+/// An element handle: the coordinate rule, the extents correction when there is one
+/// (`s:0,25`), and the object.
+fn encode_native(rule: CoordRule, shift: (i32, i32), obj: &ObjRef) -> String {
+    match shift {
+        (0, 0) => format!("{}|{}", rule.tag(), obj.encode()),
+        (dx, dy) => format!("{}:{dx},{dy}|{}", rule.tag(), obj.encode()),
+    }
 }
 
-pub(crate) fn decode_native(native: &str) -> GuiResult<(CoordRule, ObjRef)> {
+/// The coordinate rule, extents correction and object of an element handle.
+pub(crate) fn decode_native(native: &str) -> GuiResult<(CoordRule, (i32, i32), ObjRef)> {
     let bad = || {
         GuiError::new(
             ErrorCode::ElementStale,
@@ -195,8 +201,19 @@ pub(crate) fn decode_native(native: &str) -> GuiResult<(CoordRule, ObjRef)> {
         )
     };
     let (tag, rest) = native.split_once('|').ok_or_else(bad)?;
+    let (rule, shift) = match tag.split_once(':') {
+        None => (tag, (0, 0)),
+        Some((rule, shift)) => {
+            let (dx, dy) = shift.split_once(',').ok_or_else(bad)?;
+            (
+                rule,
+                (dx.parse().map_err(|_| bad())?, dy.parse().map_err(|_| bad())?),
+            )
+        }
+    };
     Ok((
-        CoordRule::from_tag(tag).ok_or_else(bad)?,
+        CoordRule::from_tag(rule).ok_or_else(bad)?,
+        shift,
         ObjRef::decode(rest).ok_or_else(bad)?,
     ))
 }
@@ -512,7 +529,7 @@ impl LinuxBackend {
 
 fn to_raw_element(n: RawNode, rule: CoordRule, offset: (i32, i32)) -> RawElement {
     RawElement {
-        native: encode_native(rule, &n.obj),
+        native: encode_native(rule, n.shift, &n.obj),
         parent: n.parent,
         depth: n.depth,
         role: n.role,
@@ -805,7 +822,12 @@ mod tests {
             bus: ":1.5".into(),
             path: "/org/a11y/atspi/accessible/12".into(),
         };
-        let (rule, back) = decode_native(&encode_native(CoordRule::Surface, &obj)).expect("round trip");
+        let (rule, shift, back) =
+            decode_native(&encode_native(CoordRule::Surface, (0, -25), &obj)).expect("round trip");
+        assert_eq!(shift, (0, -25));
+        let (_, shift, _) =
+            decode_native(&encode_native(CoordRule::Screen, (0, 0), &obj)).expect("round trip");
+        assert_eq!(shift, (0, 0));
         assert_eq!((rule, back), (CoordRule::Surface, obj));
     }
 

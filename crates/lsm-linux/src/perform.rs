@@ -36,10 +36,10 @@ fn press_action_index(actions: &[String], states: &[String]) -> Option<usize> {
 impl LinuxBackend {
     /// Re-reads an element and checks it is still the same control.
     pub(crate) async fn verify(&self, e: &ElementRef) -> GuiResult<(CoordRule, ObjRef, RawNode)> {
-        let (rule, obj) = decode_native(&e.native)?;
+        let (rule, shift, obj) = decode_native(&e.native)?;
         let node = self
             .atspi()?
-            .node(&obj, rule.kind())
+            .node(&obj, rule.kind(), shift)
             .await?
             .ok_or_else(|| stale(e, "it no longer exists"))?;
         still_same(e, &node.role, &node.states)?;
@@ -51,7 +51,7 @@ impl LinuxBackend {
     /// its effect checked. `Ok(None)`: no such action, or the application refused it; the caller
     /// clicks instead.
     async fn quick_press(&self, window: &WindowInfo, e: &ElementRef) -> GuiResult<Option<ActionOutcome>> {
-        let (_, obj) = decode_native(&e.native)?;
+        let (_, _, obj) = decode_native(&e.native)?;
         let atspi = self.atspi()?;
         let (role, states) = atspi
             .role_and_states(&obj)

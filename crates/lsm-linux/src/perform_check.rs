@@ -180,7 +180,7 @@ impl LinuxBackend {
 
     /// After a pointer click on an element: a round trip, then its focus or toggle states.
     pub(crate) async fn after_pointer_click(&self, window: &WindowInfo, e: &ElementRef) -> Check {
-        let Ok((_, obj)) = crate::backend::decode_native(&e.native) else {
+        let Ok((_, _, obj)) = crate::backend::decode_native(&e.native) else {
             return self.after_input(window, None, "the click").await;
         };
         let Ok(atspi) = self.atspi() else {

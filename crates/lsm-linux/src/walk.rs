@@ -165,6 +165,33 @@ enum Drop {
 pub(crate) struct Clip {
     rect: Option<Rect>,
     scrolled: bool,
+    /// The correction the parent's extents needed (see `RawNode::shift`), and its corrected
+    /// area.
+    shift: (i32, i32),
+    parent: Option<Rect>,
+}
+
+impl Clip {
+    /// Only a correction to apply (an object re-read on its own).
+    pub(crate) fn shifted(shift: (i32, i32)) -> Clip {
+        Clip {
+            shift,
+            ..Clip::default()
+        }
+    }
+}
+
+/// The correction `RawNode::shift` for an object of `role` with (already shifted) extents `e`
+/// inside a parent of area `parent`: a root pane exactly as large as its parent but elsewhere
+/// is the parent's content reported at the wrong place (LibreOffice gtk3: the menu bar's
+/// height is missing), so it and its subtree move onto the parent.
+fn root_pane_fix(role: &str, e: Rect, parent: Option<Rect>) -> (i32, i32) {
+    match parent {
+        Some(p) if role == "root_pane" && p.width == e.width && p.height == e.height => {
+            (p.x - e.x, p.y - e.y)
+        }
+        _ => (0, 0),
+    }
 }
 
 /// What `GetExtents` told about an object's area.
@@ -260,6 +287,7 @@ fn raw_node(obj: ObjRef, b: Basics) -> RawNode {
         states: b.states,
         actions: Vec::new(),
         extents: None,
+        shift: (0, 0),
         interfaces: b.interfaces,
         child_count: b.child_count,
         summary: None,
@@ -417,7 +445,14 @@ impl Atspi {
         );
         b.child_count = count.clamp(0, i32::MAX as i64) as i32;
         let mut node = raw_node(obj, b);
-        let area = area_of(extents);
+        let mut area = area_of(extents);
+        node.shift = clip.shift;
+        if let Area::Known(r) = area {
+            let r = r.translate(clip.shift.0, clip.shift.1);
+            let (dx, dy) = root_pane_fix(&node.role, r, clip.parent);
+            node.shift = (node.shift.0 + dx, node.shift.1 + dy);
+            area = Area::Known(r.translate(dx, dy));
+        }
         node.extents = match area {
             Area::Known(r) => Some(r),
             _ => None,
@@ -452,19 +487,23 @@ impl Atspi {
             node.role.as_str(),
             "scroll_pane" | "viewport" | "table" | "tree_table" | "tree" | "list" | "list_box"
         );
-        let child_clip = match (clip.rect, node.extents) {
+        let mut child_clip = match (clip.rect, node.extents) {
             (Some(c), Some(e)) if scrolls => Clip {
                 // A matching object kept outside the clip: its children are judged by its area.
                 rect: c.intersect(&e).or(Some(e)),
                 scrolled: true,
+                ..clip
             },
             (None, Some(e)) if scrolls => Clip {
                 rect: Some(e),
                 scrolled: true,
+                ..clip
             },
             _ if dropped.is_some() => Clip::default(),
             _ => clip,
         };
+        child_clip.shift = node.shift;
+        child_clip.parent = node.extents;
 
         let count = node.child_count;
         let budget = children.unwrap_or(0);
@@ -591,7 +630,7 @@ impl Atspi {
         let ctx = &ctx;
         let top_clip = Clip {
             rect: top.child_clip.rect.or(top.node.extents),
-            scrolled: top.child_clip.scrolled,
+            ..top.child_clip
         };
 
         let mut slots: Vec<Slot> = Vec::new();
@@ -747,8 +786,14 @@ impl Atspi {
         })
     }
 
-    /// Re-reads one object. `Ok(None)` when it is gone or defunct.
-    pub async fn node(&self, obj: &ObjRef, coords: CoordKind) -> GuiResult<Option<RawNode>> {
+    /// Re-reads one object, its extents corrected by `shift` (see `RawNode::shift`). `Ok(None)`
+    /// when it is gone or defunct.
+    pub async fn node(
+        &self,
+        obj: &ObjRef,
+        coords: CoordKind,
+        shift: (i32, i32),
+    ) -> GuiResult<Option<RawNode>> {
         let (toolkit, version) = self.toolkit_of(&obj.bus).await;
         match self
             .fetch(
@@ -756,7 +801,7 @@ impl Atspi {
                 coords,
                 Flavor::of(&toolkit, &version),
                 None,
-                Clip::default(),
+                Clip::shifted(shift),
                 false,
                 None,
             )
@@ -772,6 +817,32 @@ impl Atspi {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_root_pane_filling_its_parent_elsewhere_moves_onto_it() {
+        let parent = Some(Rect::new(40, 55, 1000, 675));
+        assert_eq!(
+            root_pane_fix("root_pane", Rect::new(40, 30, 1000, 675), parent),
+            (0, 25)
+        );
+        assert_eq!(
+            root_pane_fix("root_pane", Rect::new(40, 55, 1000, 675), parent),
+            (0, 0)
+        );
+        // Another size, another role, no parent: left alone.
+        assert_eq!(
+            root_pane_fix("root_pane", Rect::new(40, 30, 1000, 600), parent),
+            (0, 0)
+        );
+        assert_eq!(
+            root_pane_fix("panel", Rect::new(40, 30, 1000, 675), parent),
+            (0, 0)
+        );
+        assert_eq!(
+            root_pane_fix("root_pane", Rect::new(40, 30, 1000, 675), None),
+            (0, 0)
+        );
+    }
 
     #[test]
     fn extents_are_classified() {
@@ -797,6 +868,7 @@ mod tests {
             states: Vec::new(),
             actions: Vec::new(),
             extents: None,
+            shift: (0, 0),
             interfaces: Vec::new(),
             child_count: 0,
             summary: None,

@@ -1083,8 +1083,8 @@ impl X11 {
     pub fn activate(&self, id: u32) -> GuiResult<bool> {
         self.pump();
         self.geometry(id)?; // fails with WindowNotFound for a stale id
-        // Asking again makes the WM refocus it: the FocusOut/FocusIn arrives after our check,
-        // amid the keys that follow, and Qt drops a pending Alt mnemonic (alt+f opened nothing).
+                            // Asking again makes the WM refocus it: the FocusOut/FocusIn arrives after our check,
+                            // amid the keys that follow, and Qt drops a pending Alt mnemonic (alt+f opened nothing).
         if self.has_focus(id)? {
             return Ok(true);
         }
