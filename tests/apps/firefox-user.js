@@ -27,3 +27,6 @@ user_pref("browser.toolbars.bookmarks.visibility", "never");
 user_pref("browser.translations.automaticallyPopup", false);
 user_pref("signon.rememberSignons", false);
 user_pref("browser.formfill.enable", false);
+// Tests stop Firefox with SIGTERM, sometimes while it starts: never count that as a startup
+// crash and ask for Troubleshoot Mode.
+user_pref("toolkit.startup.max_resumed_crashes", -1);
