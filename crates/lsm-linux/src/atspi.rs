@@ -1190,7 +1190,7 @@ mod tests {
         send(a.walk(r, o));
         send(a.applications());
         send(a.frames(r));
-        send(a.node(r, CoordKind::Screen));
+        send(a.node(r, CoordKind::Screen, (0, 0)));
         send(a.do_action(r, &["click"], true));
         send(a.set_text(r, "x"));
         send(a.insert_text(r, "x"));

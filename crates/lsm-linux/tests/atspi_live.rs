@@ -134,7 +134,7 @@ fn summary(label: &str, nodes: &[RawNode]) {
 async fn wait_node(a: &Atspi, obj: &ObjRef, pred: impl Fn(&RawNode) -> bool) -> Option<RawNode> {
     let t = Instant::now();
     loop {
-        let n = a.node(obj, CoordKind::Screen).await.expect("node");
+        let n = a.node(obj, CoordKind::Screen, (0, 0)).await.expect("node");
         if let Some(n) = n {
             if pred(&n) {
                 return Some(n);
@@ -353,7 +353,7 @@ async fn gtk3_check_button_toggles() {
         path: "/org/a11y/atspi/accessible/999999".into(),
     };
     assert!(a
-        .node(&gone, CoordKind::Screen)
+        .node(&gone, CoordKind::Screen, (0, 0))
         .await
         .expect("node of a gone object")
         .is_none());
@@ -362,7 +362,7 @@ async fn gtk3_check_button_toggles() {
         path: "/org/a11y/atspi/accessible/1".into(),
     };
     assert!(a
-        .node(&dead, CoordKind::Screen)
+        .node(&dead, CoordKind::Screen, (0, 0))
         .await
         .expect("node on a dead bus")
         .is_none());
@@ -456,7 +456,7 @@ async fn qt_calculator_digit_click() {
         display.value, display.states, seven.actions
     );
     let before = a
-        .node(&display.obj, CoordKind::Screen)
+        .node(&display.obj, CoordKind::Screen, (0, 0))
         .await
         .expect("node")
         .expect("display")
