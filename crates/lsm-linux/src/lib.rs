@@ -4,6 +4,8 @@
 
 mod app_name;
 pub mod atspi;
+mod atspi_act;
+mod atspi_apps;
 mod atspi_verify;
 pub mod backend;
 mod cache;
