@@ -142,6 +142,7 @@ async function main() {
     await clickOn(page, "Name entry");
     await sleep(500);
     const sentBefore = actions.length;
+    const t0 = now(); // the app's event log outlives this run: only events from here on count
     await page.focus("#text");
     const cdp = await context.newCDPSession(page);
     // An IME session as the browser sees one: composition updates, then the commit.
@@ -157,7 +158,7 @@ async function main() {
     await sleep(120);
     await cdp.send("Input.insertText", { text: "한글" });
     const want = "日本語한글";
-    const ev = await waitEvent(0, (e) => e.event === "text_changed" && e.name === "Name entry" && e.text.endsWith(want),
+    const ev = await waitEvent(t0, (e) => e.event === "text_changed" && e.name === "Name entry" && e.text.endsWith(want),
       `"${want}" in the Name entry`);
     const node = probe("Name entry", { wait: 0 });
     if (!node || !String(node.text).endsWith(want)) throw new Error(`AT-SPI text: ${JSON.stringify(node && node.text)}`);
