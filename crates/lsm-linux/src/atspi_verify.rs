@@ -36,8 +36,8 @@ struct Seen {
     focused: Option<ObjRef>,
     /// The object whose text last changed or whose caret last moved, and when.
     text: Option<(ObjRef, Instant)>,
-    /// When any watched event last arrived.
-    last: Option<Instant>,
+    /// When a window (a popup, say) was last created or destroyed.
+    window: Option<Instant>,
 }
 
 /// What the event watcher has seen so far. Cheap to clone.
@@ -61,17 +61,17 @@ impl Events {
             .map(|(o, _)| o.clone())
     }
 
-    /// When the last watched event arrived, if any did.
-    pub(crate) fn last_event(&self) -> Option<Instant> {
-        self.seen.lock().ok()?.last
+    /// When a window was last created or destroyed, if one was.
+    pub(crate) fn last_window_event(&self) -> Option<Instant> {
+        self.seen.lock().ok()?.window
     }
 
     fn record(&self, member: &str, obj: ObjRef, detail: &str, d1: i32) {
         let Ok(mut seen) = self.seen.lock() else {
             return;
         };
-        seen.last = Some(Instant::now());
         match member {
+            "Create" | "Destroy" => seen.window = Some(Instant::now()),
             "StateChanged" if detail == "focused" && d1 == 1 => seen.focused = Some(obj),
             "TextChanged" | "TextCaretMoved" => seen.text = Some((obj, Instant::now())),
             _ => {}

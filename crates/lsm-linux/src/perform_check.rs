@@ -19,9 +19,9 @@ const TEXT_WAIT: Duration = Duration::from_millis(1500);
 pub(crate) const STATE_WAIT: Duration = Duration::from_millis(600);
 /// Between two reads while waiting.
 const POLL: Duration = Duration::from_millis(10);
-/// After typed text arrived, how long the application must stay quiet (no focus, text or popup
-/// events) before the next action: a GTK file chooser opens and closes completion popups for a
-/// moment after a typed path, and a Return sent meanwhile only closes the popup.
+/// After typed text arrived while the application opened or closed windows, how long it must
+/// stop doing so before the next action: a GTK file chooser opens and closes completion popups
+/// for a moment after a typed path, and a Return sent meanwhile only closes the popup.
 const SETTLE_QUIET: Duration = Duration::from_millis(150);
 /// Longest wait for that quiet.
 const SETTLE_MAX: Duration = Duration::from_millis(1000);
@@ -235,15 +235,17 @@ impl LinuxBackend {
         }
     }
 
-    /// Waits (bounded by `SETTLE_MAX`) until no watched event has arrived for `SETTLE_QUIET`.
-    pub(crate) async fn settle_events(&self) {
+    /// When windows were created or destroyed since `since`, waits (bounded by `SETTLE_MAX`)
+    /// until that has stopped for `SETTLE_QUIET`; otherwise returns at once.
+    pub(crate) async fn settle_popups(&self, since: Instant) {
         let started = Instant::now();
         while started.elapsed() < SETTLE_MAX {
-            match self.events.last_event() {
-                Some(at) if at.elapsed() < SETTLE_QUIET => tokio::time::sleep(POLL).await,
-                _ => return,
+            match self.events.last_window_event() {
+                Some(at) if at >= since && at.elapsed() < SETTLE_QUIET => tokio::time::sleep(POLL).await,
+                _ => break,
             }
         }
+        tracing::debug!("typing settled: popups quiet after {:?}", started.elapsed());
     }
 
     /// Waits (bounded) until `obj` has `state`.
@@ -339,7 +341,7 @@ impl LinuxBackend {
                 } else if let Ok(Some(now)) = atspi.read_text(&obj).await {
                     let changed = self.events.text_changed_since(started).as_ref() == Some(&obj);
                     if let Some(evidence) = typed_arrived_after_change(prior, &now, text, changed) {
-                        self.settle_events().await;
+                        self.settle_popups(started).await;
                         return Ok(Check::Verified(evidence));
                     }
                     if last.is_none()
