@@ -19,32 +19,20 @@ against the tool's output schema):
 from __future__ import annotations
 
 import signal
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "lib"))
-from lsm_mcp import LsmSession, err_code, err_message, headless_env, text_of  # noqa: E402
+from lsm_mcp import HIDE_X11, X11_DIR, can_hide_x11, err_code, err_message, headless_env, text_of  # noqa: E402
 from lsm_remote import RemoteRig, bed_down, bed_up, probe_label  # noqa: E402
 
-X11_DIR = "/tmp/.X11-unix"
-HIDE_X11 = ["unshare", "--mount", "--propagation", "private", "sh", "-c",
-            f'mount -t tmpfs -o mode=1777,size=64k lsm-headless {X11_DIR} && exec "$0" "$@"']
 TITLE = "lsm test app"
 BED_INDEX = 8  # display :78, apart from test_remote.py's :71/:72
 
 
-def _can_hide_x11() -> bool:
-    try:
-        r = subprocess.run([*HIDE_X11, "sh", "-c", f'[ -z "$(ls -A {X11_DIR})" ]'], capture_output=True, timeout=10)
-        return r.returncode == 0
-    except (OSError, subprocess.SubprocessError):
-        return False
-
-
-pytestmark = pytest.mark.skipif(not _can_hide_x11(), reason="cannot hide /tmp/.X11-unix (unshare/mount)")
+pytestmark = pytest.mark.skipif(not can_hide_x11(), reason="cannot hide /tmp/.X11-unix (unshare/mount)")
 
 
 class HeadlessControllerRig(RemoteRig):
@@ -52,6 +40,7 @@ class HeadlessControllerRig(RemoteRig):
 
     def __init__(self):
         super().__init__(workers=("desk", "nosession", "never"), use_netns=False)
+        self.controller_wrapper = HIDE_X11
         self.desk_env: dict[str, str] = {}
 
     def start(self) -> "HeadlessControllerRig":
@@ -67,13 +56,6 @@ class HeadlessControllerRig(RemoteRig):
             self.stop()
             raise
         return self
-
-    def start_controller(self) -> None:
-        env = headless_env()
-        env["LSM_WEB"] = "off"
-        self.session = LsmSession("http", env, wrapper=HIDE_X11,
-                                  args=["--worker-listen", f"127.0.0.1:{self.port}", "--state-dir", self.state_dir],
-                                  stderr_path=f"{self.dir}/controller.log").open()
 
     def stop(self) -> None:
         for w in self.workers.values():

@@ -28,11 +28,8 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "lib"))
 from lsm_fixtures import *  # noqa: E402,F401,F403
-from lsm_mcp import headless_env  # noqa: E402
+from lsm_mcp import HIDE_X11, X11_DIR, headless_env  # noqa: E402
 
-X11_DIR = "/tmp/.X11-unix"
-HIDE_X11 = ["unshare", "--mount", "--propagation", "private", "sh", "-c",
-            f'mount -t tmpfs -o mode=1777,size=64k lsm-headless {X11_DIR} && exec "$0" "$@"']
 NO_STATE = "st_" + "0" * 32
 
 

@@ -18,23 +18,11 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "lib"))
 from gui_flow import element, wait_for  # noqa: E402
-from lsm_mcp import err_code, headless_env, image_bytes  # noqa: E402
+from lsm_mcp import HIDE_X11, can_hide_x11, err_code, headless_env, image_bytes  # noqa: E402
 from lsm_remote import RemoteRig, call_many, probe_label  # noqa: E402
 from png_rgba import decode  # noqa: E402
 
 TITLE = "lsm test app"
-X11_DIR = "/tmp/.X11-unix"
-# The Linux backend also finds X servers through /tmp/.X11-unix: a private empty one hides them.
-HIDE_X11 = ["unshare", "--mount", "--propagation", "private", "sh", "-c",
-            f'mount -t tmpfs -o mode=1777,size=64k lsm-headless {X11_DIR} && exec "$0" "$@"']
-
-
-def _can_hide_x11() -> bool:
-    try:
-        r = subprocess.run([*HIDE_X11, "sh", "-c", f'[ -z "$(ls -A {X11_DIR})" ]'], capture_output=True, timeout=10)
-        return r.returncode == 0
-    except (OSError, subprocess.SubprocessError):
-        return False
 
 
 @pytest.fixture(scope="module")
@@ -111,7 +99,7 @@ def test_unknown_machine(rig):
     assert err_code(r) == "MACHINE_UNKNOWN"
 
 
-@pytest.mark.skipif(not _can_hide_x11(), reason="cannot hide /tmp/.X11-unix (unshare --mount)")
+@pytest.mark.skipif(not can_hide_x11(), reason="cannot hide /tmp/.X11-unix (unshare --mount)")
 def test_worker_without_session_answers_gui_unavailable(rig):
     rig.enrol("w3")
     w = rig.add_worker("w3", headless_env(), url=f"wss://127.0.0.1:{rig.port}", prefix=HIDE_X11).start()

@@ -67,6 +67,21 @@ GUI_ENV_NAMES = ("DISPLAY", "WAYLAND_DISPLAY", "WAYLAND_SOCKET", "DBUS_SESSION_B
                  "AT_SPI_BUS_ADDRESS", "XAUTHORITY")
 
 
+X11_DIR = "/tmp/.X11-unix"
+# Runs a command with an empty /tmp/.X11-unix of its own: lsm there finds no X server.
+HIDE_X11 = ["unshare", "--mount", "--propagation", "private", "sh", "-c",
+            f'mount -t tmpfs -o mode=1777,size=64k lsm-headless {X11_DIR} && exec "$0" "$@"']
+
+
+def can_hide_x11() -> bool:
+    """Whether HIDE_X11 works here (unshare and mount allowed) and leaves no X socket."""
+    try:
+        r = subprocess.run([*HIDE_X11, "sh", "-c", f'[ -z "$(ls -A {X11_DIR})" ]'], capture_output=True, timeout=10)
+        return r.returncode == 0
+    except (OSError, subprocess.SubprocessError):
+        return False
+
+
 def headless_env(base: dict[str, str] | None = None) -> dict[str, str]:
     """`base` (default os.environ) without any display / session-bus / XDG variable."""
     env = dict(os.environ if base is None else base)

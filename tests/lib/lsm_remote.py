@@ -142,6 +142,8 @@ class RemoteRig:
         self.names = workers
         self.use_netns = netns_possible() if use_netns is None else use_netns
         self.netns = False
+        # A command the controller runs under (HIDE_X11: a controller with no desktop).
+        self.controller_wrapper: list[str] = []
         self.dir = tempfile.mkdtemp(prefix="lsm-remote-")
         self.state_dir = os.path.join(self.dir, "state")
         self.port = free_port()
@@ -206,7 +208,8 @@ class RemoteRig:
         env["LSM_WEB"] = "off"
         env.setdefault("LSM_LOG", "lsm=info,warn")
         listen = f"0.0.0.0:{self.port}" if self.use_netns else f"127.0.0.1:{self.port}"
-        self.session = LsmSession("http", env, args=["--worker-listen", listen, "--state-dir", self.state_dir],
+        self.session = LsmSession("http", env, wrapper=self.controller_wrapper,
+                                  args=["--worker-listen", listen, "--state-dir", self.state_dir],
                                   stderr_path=os.path.join(self.dir, "controller.log")).open()
 
     def restart_controller(self) -> None:

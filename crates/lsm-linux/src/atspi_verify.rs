@@ -104,29 +104,13 @@ impl Atspi {
             }
         };
         for name in WATCHED_EVENTS {
-            let with_props = (*name, Vec::<String>::new(), "");
-            let r = self
-                .call_t::<_, ()>(
-                    Duration::from_secs(1),
-                    REGISTRY_BUS,
-                    REGISTRY_PATH,
-                    IFACE_REGISTRY,
-                    "RegisterEvent",
-                    &with_props,
-                )
-                .await;
-            if r.is_err() {
-                // Registries before 2.42 take only the event name.
-                let _ = self
-                    .call_t::<_, ()>(
-                        Duration::from_secs(1),
-                        REGISTRY_BUS,
-                        REGISTRY_PATH,
-                        IFACE_REGISTRY,
-                        "RegisterEvent",
-                        &(*name,),
-                    )
-                    .await;
+            // Registries before 2.42 take only the event name.
+            if self
+                .register_event(&(*name, Vec::<String>::new(), ""))
+                .await
+                .is_err()
+            {
+                let _ = self.register_event(&(*name,)).await;
             }
         }
         let sink = events.clone();
@@ -157,6 +141,23 @@ impl Atspi {
             }
         });
         events
+    }
+
+    /// `Registry.RegisterEvent` with this body, so that applications send the event.
+    async fn register_event<B>(&self, body: &B) -> Result<(), CallError>
+    where
+        B: serde::Serialize + zbus::zvariant::DynamicType + Sync,
+    {
+        let limit = Duration::from_secs(1);
+        self.call_t::<_, ()>(
+            limit,
+            REGISTRY_BUS,
+            REGISTRY_PATH,
+            IFACE_REGISTRY,
+            "RegisterEvent",
+            body,
+        )
+        .await
     }
 
     /// The whole text of a Text object (up to a bound). `None`: it has no text interface.

@@ -564,14 +564,9 @@ impl X11 {
     /// The parts of `bounds` that viewable windows stacked above `id`'s top-level cover.
     fn covering_rects(&self, id: u32, bounds: Rect) -> GuiResult<Vec<Rect>> {
         let top = self.toplevel_of(id)?;
-        let tree = self
-            .conn
-            .query_tree(self.root)
-            .map_err(conn_err)?
-            .reply()
-            .map_err(|e| reply_err("QueryTree", e))?;
-        let above = match tree.children.iter().position(|&c| c == top) {
-            Some(i) => &tree.children[i + 1..],
+        let stack = self.root_children()?;
+        let above = match stack.iter().position(|&c| c == top) {
+            Some(i) => &stack[i + 1..],
             None => return Ok(Vec::new()),
         };
         let mut cookies = Vec::with_capacity(above.len());

@@ -598,17 +598,22 @@ impl X11 {
         self.root_clients()
     }
 
-    /// Without an EWMH WM: viewable, managed children of the root, topmost first; for a
-    /// reparenting WM the client is the descendant carrying WM_STATE.
-    fn root_clients(&self) -> GuiResult<Vec<u32>> {
+    /// The root's children, bottom to top of the stack.
+    fn root_children(&self) -> GuiResult<Vec<u32>> {
         let tree = self
             .conn
             .query_tree(self.root)
             .map_err(conn_err)?
             .reply()
             .map_err(|e| reply_err("QueryTree", e))?;
+        Ok(tree.children)
+    }
+
+    /// Without an EWMH WM: viewable, managed children of the root, topmost first; for a
+    /// reparenting WM the client is the descendant carrying WM_STATE.
+    fn root_clients(&self) -> GuiResult<Vec<u32>> {
         let mut out = Vec::new();
-        for &child in tree.children.iter().rev() {
+        for &child in self.root_children()?.iter().rev() {
             let Ok(attrs) = self.conn.get_window_attributes(child).map_err(conn_err)?.reply() else {
                 continue;
             };
