@@ -94,6 +94,8 @@ const NOTABLE_STATES: &[&str] = &[
     "editable",
     "read_only",
     "multi_line",
+    // lsm's own: in the part of the window beyond the screen edge, out of a pointer's reach.
+    "off_screen",
 ];
 
 /// Structural roles that carry nothing for a model when unnamed: the outline folds them away
