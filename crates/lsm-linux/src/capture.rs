@@ -11,7 +11,7 @@
 //! events). Without Composite the screen is read with GetImage and the capture says which parts
 //! cannot be the window's own.
 
-use super::{conn_err, id_err, is_not_found, reply_err, to_i16, win_err, X11Window, X11};
+use super::{conn_err, id_err, is_not_found, to_i16, win_err, X11Window, X11};
 use crate::shm;
 use lsm_core::{ErrorCode, GuiError, GuiResult, Rect, RgbaImage};
 use std::sync::atomic::Ordering;
