@@ -191,3 +191,42 @@ def test_writer_short_walk_budget_walks(lsm_factory):
     assert all(n >= 40 for n, _, _ in counts), counts
     names = {e["name"] for e in st["elements"]}
     assert {"File", "Edit"} <= names, sorted(names)[:50]
+
+
+def test_writer_open_menu_items_are_walked_and_act(lsm_stdio):
+    """LibreOffice's gtk3 menus are native: an open menu's items hang below the menu bar's
+    25 px scroll pane, and used to be pruned as scrolled away (the menu was open on screen, the
+    observation had none of its items). Open Format by id, choose Character... by id: the
+    dialog opens (its X window title, seen by xdotool)."""
+    ensure_app("writer", timeout=240)
+    s = lsm_stdio
+    win = find_window(s, app="libreoffice", timeout=60)
+
+    def dialogs() -> list[str]:
+        r = subprocess.run(["xdotool", "search", "--name", "^Character$"], capture_output=True, text=True, timeout=10)
+        return r.stdout.split()
+
+    assert not dialogs()
+    try:
+        def menu():
+            st = observe(s, win)
+            found = [e for e in st["elements"] if e["name"] == "Format" and e["role"] == "menu"]
+            return (st, found[0]) if found else None
+
+        st, fmt = wait_for(menu, timeout=10, what="Writer's Format menu")
+        act(s, st, [{"type": "click", "element_id": fmt["id"]}])
+
+        def item():
+            st = observe(s, win)
+            found = [e for e in st["elements"] if e["name"] == "Character..." and e["role"] == "menu_item"]
+            return (st, found[0]) if found else None
+
+        st, character = wait_for(item, timeout=5, what="the open Format menu's Character... item")
+        menu_bottom = fmt["bounds"]["y"] + fmt["bounds"]["height"]
+        assert character.get("bounds") and character["bounds"]["y"] >= menu_bottom - 1, (character, fmt)
+        act(s, st, [{"type": "click", "element_id": character["id"]}])
+        wait_for(dialogs, timeout=15, what="the Character dialog")
+    finally:
+        for d in dialogs():
+            subprocess.run(["xdotool", "windowclose", d], timeout=10)
+        subprocess.run(["xdotool", "key", "Escape"], timeout=10)

@@ -500,6 +500,13 @@ impl Atspi {
                 ..clip
             },
             _ if dropped.is_some() => Clip::default(),
+            // An open menu's items are drawn in a popup of their own, wherever that lies: not
+            // clipped by the menu bar's scroll pane (LibreOffice gtk3) or the window.
+            _ if node.role == "menu" => Clip {
+                rect: None,
+                scrolled: false,
+                ..clip
+            },
             _ => clip,
         };
         child_clip.shift = node.shift;
