@@ -19,6 +19,7 @@ mod perform_check;
 pub mod session;
 mod shm;
 mod walk;
+pub mod wayland;
 pub mod x11;
 
 use async_trait::async_trait;
