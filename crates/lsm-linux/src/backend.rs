@@ -42,6 +42,17 @@ fn capture_notes(c: &Capture) -> Vec<String> {
         .collect()
 }
 
+/// In a Wayland session the X display is XWayland: what it shows is only part of the desktop.
+fn xwayland_note(wayland_display: Option<&str>) -> Option<String> {
+    wayland_display.filter(|w| !w.is_empty()).map(|w| {
+        format!(
+            "this is a Wayland session (WAYLAND_DISPLAY={w}): only X11 applications running under \
+             XWayland are listed and can be acted on; native Wayland windows are not visible to \
+             lsm yet"
+        )
+    })
+}
+
 /// The part of the window that is on screen, window-relative logical px; None when all of it
 /// is (nothing to mark).
 fn on_screen_part(view: &View, screen: Rect) -> Option<Option<Rect>> {
@@ -234,6 +245,8 @@ pub struct LinuxBackend {
     atspi: Option<Atspi>,
     atspi_error: Option<String>,
     display: String,
+    /// `WAYLAND_DISPLAY` when the X display is XWayland inside a Wayland session.
+    wayland: Option<String>,
     /// Pids that have an AT-SPI application, refreshed by list/observe.
     a11y_pids: Mutex<HashSet<u32>>,
     /// Display-wide scale (Xft.dpi), for windows whose own scale is not known yet.
@@ -312,6 +325,7 @@ impl LinuxBackend {
             atspi,
             atspi_error,
             display,
+            wayland: session.get("WAYLAND_DISPLAY").map(str::to_string),
             a11y_pids: Mutex::default(),
             display_scale,
             scales: Mutex::default(),
@@ -559,6 +573,7 @@ impl DesktopBackend for LinuxBackend {
             session: "x11".into(),
             capabilities: capabilities.into_iter().map(String::from).collect(),
             notes: std::iter::once(format!("display {}", self.display))
+                .chain(xwayland_note(self.wayland.as_deref()))
                 .chain(
                     self.atspi_error
                         .iter()
@@ -811,6 +826,17 @@ mod tests {
                 "{bad}"
             );
         }
+    }
+
+    #[test]
+    fn an_xwayland_display_says_what_it_does_not_show() {
+        assert_eq!(xwayland_note(None), None);
+        assert_eq!(xwayland_note(Some("")), None);
+        let n = xwayland_note(Some("wayland-0")).expect("a note");
+        assert!(
+            n.contains("WAYLAND_DISPLAY=wayland-0") && n.contains("XWayland"),
+            "{n}"
+        );
     }
 
     #[test]
