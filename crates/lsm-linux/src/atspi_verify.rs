@@ -87,21 +87,17 @@ impl Atspi {
     /// events, verification reads the element the action named instead.
     pub(crate) async fn watch_events(&self) -> Events {
         let events = Events::default();
-        // Object and window events: every signal on the accessibility bus, sorted below.
-        let rule = zbus::MatchRule::builder()
-            .msg_type(zbus::message::Type::Signal)
-            .build();
-        let stream = tokio::time::timeout(
-            Duration::from_secs(2),
-            zbus::MessageStream::for_match_rule(rule, self.connection(), Some(256)),
-        )
-        .await;
-        let mut stream = match stream {
-            Ok(Ok(s)) => s,
-            other => {
-                tracing::debug!("no AT-SPI event stream: {:?}", other.err());
-                return events;
-            }
+        // Object and window events only: the bus routes nothing else to this listener.
+        let (objects, windows) = tokio::join!(
+            self.signal_stream(IFACE_EVENT_OBJECT),
+            self.signal_stream(IFACE_EVENT_WINDOW)
+        );
+        let Some(objects) = objects else {
+            return events;
+        };
+        let mut stream = match windows {
+            Some(w) => futures_util::stream::select(objects, w).boxed(),
+            None => objects.boxed(),
         };
         for name in WATCHED_EVENTS {
             // Registries before 2.42 take only the event name.
@@ -124,14 +120,11 @@ impl Atspi {
                     continue;
                 };
                 let member = member.as_str();
-                let iface = header.interface().map(|i| i.as_str().to_owned());
-                if iface.as_deref() == Some(IFACE_EVENT_WINDOW) {
+                if header.interface().map(|i| i.as_str()) == Some(IFACE_EVENT_WINDOW) {
                     sink.record(member, ObjRef::new(sender.as_str(), path.as_str()), "", 0);
                     continue;
                 }
-                if iface.as_deref() != Some(IFACE_EVENT_OBJECT)
-                    || !matches!(member, "StateChanged" | "TextChanged" | "TextCaretMoved")
-                {
+                if !matches!(member, "StateChanged" | "TextChanged" | "TextCaretMoved") {
                     continue;
                 }
                 let Ok((detail, d1, _, _, _)) = msg.body().deserialize::<EventBody>() else {
@@ -141,6 +134,29 @@ impl Atspi {
             }
         });
         events
+    }
+
+    /// The signals of one AT-SPI event interface on this connection (bounded wait for the
+    /// match rule). `None`: not available.
+    async fn signal_stream(&self, iface: &'static str) -> Option<zbus::MessageStream> {
+        let rule = zbus::MatchRule::builder()
+            .msg_type(zbus::message::Type::Signal)
+            .interface(iface)
+            .map_err(|e| tracing::debug!("event match rule: {e}"))
+            .ok()?
+            .build();
+        let stream = tokio::time::timeout(
+            Duration::from_secs(2),
+            zbus::MessageStream::for_match_rule(rule, self.connection(), Some(256)),
+        )
+        .await;
+        match stream {
+            Ok(Ok(s)) => Some(s),
+            other => {
+                tracing::debug!("no AT-SPI {iface} stream: {:?}", other.err());
+                None
+            }
+        }
     }
 
     /// `Registry.RegisterEvent` with this body, so that applications send the event.

@@ -716,16 +716,7 @@ impl DesktopBackend for LinuxBackend {
         );
         let (mut elements, truncated, truncated_reason, mut notes) = walked?;
         if let Some(visible) = screen?.and_then(|s| on_screen_part(&win, s)) {
-            notes.push(match visible {
-                Some(v) => format!(
-                    "part of the window is off the screen: only window-relative {} of it is on the screen, and \
-                     pointer input reaches only that part; move the window (or act by element_id)",
-                    crate::on_screen::area(v)
-                ),
-                None => "the window lies entirely off the screen: pointer input cannot reach it; move it onto \
-                         the screen (or act by element_id)"
-                    .into(),
-            });
+            notes.push(crate::on_screen::window_note(visible));
             let n = mark_off_screen(&mut elements, visible);
             if n > 0 {
                 notes.push(format!(

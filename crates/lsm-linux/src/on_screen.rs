@@ -23,11 +23,31 @@ pub fn area(r: Rect) -> String {
     )
 }
 
-fn off_screen_hint(window: Rect, screen: Rect) -> String {
-    let on = match visible_part(window, screen) {
+/// "only window-relative x 0..299, y 0..399 of it is on the screen", from the window-relative
+/// part that is on the screen.
+fn on_screen_words(visible: Option<Rect>) -> String {
+    match visible {
         Some(v) => format!("only window-relative {} of it is on the screen", area(v)),
         None => "none of it is on the screen".to_string(),
+    }
+}
+
+/// The observation's note for a window that is not wholly on the screen (`visible`: the
+/// window-relative part that is).
+pub fn window_note(visible: Option<Rect>) -> String {
+    let reach = match visible {
+        Some(_) => "pointer input reaches only that part",
+        None => "pointer input cannot reach it",
     };
+    format!(
+        "the window is partly or wholly off the screen: {}, and {reach}; move the window (or act \
+         by element_id)",
+        on_screen_words(visible)
+    )
+}
+
+fn off_screen_hint(window: Rect, screen: Rect) -> String {
+    let on = on_screen_words(visible_part(window, screen));
     format!(
         "the {}x{} window reaches past the edge of the {}x{} screen and {on}",
         window.width, window.height, screen.width, screen.height
@@ -91,6 +111,20 @@ mod tests {
         width: 1280,
         height: 800,
     };
+
+    #[test]
+    fn the_window_note_says_which_part_is_on_the_screen() {
+        let n = window_note(Some(Rect::new(0, 0, 300, 400)));
+        assert!(
+            n.contains("only window-relative x 0..299, y 0..399") && n.contains("reaches only"),
+            "{n}"
+        );
+        let n = window_note(None);
+        assert!(
+            n.contains("none of it is on the screen") && n.contains("cannot reach it"),
+            "{n}"
+        );
+    }
 
     #[test]
     fn points_in_the_off_screen_part_are_named_so() {
