@@ -6,6 +6,7 @@ use crate::atspi::{Atspi, CoordKind, FrameInfo, ObjRef, RawNode, Skipped, WalkOp
 use crate::frames::{self, Doubt, Geometry, WindowGeom};
 use crate::modal;
 use crate::session::Session;
+use crate::windowing::WindowSystem;
 use crate::x11::{Capture, Gap, X11Window, X11};
 use async_trait::async_trait;
 use lsm_core::{
@@ -38,6 +39,9 @@ fn capture_notes(c: &Capture) -> Vec<String> {
                  within {} ms: those parts of the screenshot may still show other windows or black; observe again",
                 crate::x11::REPAINT_WAIT.as_millis()
             ),
+            Gap::StillChanging => "the window was still changing when this frame was taken: observe again to see it \
+                 settled"
+                .to_string(),
         })
         .collect()
 }
@@ -93,6 +97,9 @@ pub(crate) enum CoordRule {
     /// Extents relative to the window's content inside its client-side shadow (GTK4),
     /// whatever the window's screen position: add `_GTK_FRAME_EXTENTS` left/top.
     Surface,
+    /// Wayland: window-local extents whose origin depends on the toolkit; add the window's
+    /// offset found when it was observed (`wayland::coords`).
+    Local,
 }
 
 impl CoordRule {
@@ -106,19 +113,21 @@ impl CoordRule {
     pub(crate) fn kind(self) -> CoordKind {
         match self {
             Self::Screen => CoordKind::Screen,
-            Self::Surface => CoordKind::Window,
+            Self::Surface | Self::Local => CoordKind::Window,
         }
     }
     fn tag(self) -> &'static str {
         match self {
             Self::Screen => "s",
             Self::Surface => "w",
+            Self::Local => "l",
         }
     }
     fn from_tag(t: &str) -> Option<Self> {
         match t {
             "s" => Some(Self::Screen),
             "w" => Some(Self::Surface),
+            "l" => Some(Self::Local),
             _ => None,
         }
     }
@@ -135,6 +144,7 @@ impl CoordRule {
                 let [left, _right, top, _bottom] = view.win.gtk_frame_extents.unwrap_or([0; 4]);
                 (view.logical(left as i32), view.logical(top as i32))
             }
+            Self::Local => view.local,
         }
     }
 }
@@ -146,6 +156,8 @@ pub(crate) struct View {
     pub(crate) win: X11Window,
     /// Physical pixels per logical pixel.
     pub(crate) scale: f64,
+    /// `CoordRule::Local`'s offset for this window (Wayland).
+    pub(crate) local: (i32, i32),
 }
 
 impl View {
@@ -241,18 +253,24 @@ pub fn parse_window_id(id: &str) -> GuiResult<u32> {
 }
 
 pub struct LinuxBackend {
-    x11: Arc<Mutex<X11>>,
+    pub(crate) ws: WindowSystem,
     atspi: Option<Atspi>,
     atspi_error: Option<String>,
+    /// Which display, for `gui_list`'s notes.
     display: String,
     /// `WAYLAND_DISPLAY` when the X display is XWayland inside a Wayland session.
     wayland: Option<String>,
+    /// Why screenshots cannot be taken (GNOME: the frame helper is not installed).
+    screenshot_helper: Option<String>,
     /// Pids that have an AT-SPI application, refreshed by list/observe.
     a11y_pids: Mutex<HashSet<u32>>,
     /// Display-wide scale (Xft.dpi), for windows whose own scale is not known yet.
     display_scale: f64,
     /// Per-window scale found when the window was observed.
     scales: Mutex<HashMap<u32, f64>>,
+    /// Wayland: per window, what to add to its AT-SPI coordinates to make them window-relative
+    /// (found when it was observed; `wayland::coords`).
+    pub(crate) local_offsets: Mutex<HashMap<u32, (i32, i32)>>,
     /// Window -> AT-SPI frame, remembered when a match was certain; a tie-breaker for later
     /// matches, used only while the frame is still among the application's top-levels.
     known_frames: Mutex<HashMap<u32, ObjRef>>,
@@ -303,6 +321,32 @@ impl LinuxBackend {
             .unwrap_or_default();
         let root_bus = x11.root_text_property("AT_SPI_BUS").ok().flatten();
         let display_scale = scale_from_resources(&resources).unwrap_or(1.0);
+        let ws = WindowSystem::X11(Arc::new(Mutex::new(x11)));
+        Ok(Self::assemble(ws, session, format!("display {display}"), display_scale, root_bus).await)
+    }
+
+    /// The backend of a GNOME Wayland session whose lsm Shell extension answers.
+    pub async fn connect_gnome(session: &Session, gnome: crate::wayland::gnome::Gnome) -> GuiResult<Self> {
+        let wd = session.get("WAYLAND_DISPLAY").unwrap_or("wayland-0").to_string();
+        let ws = WindowSystem::Gnome(Arc::new(gnome));
+        Ok(Self::assemble(
+            ws,
+            session,
+            format!("Wayland display {wd} (GNOME Shell, lsm extension)"),
+            1.0,
+            None,
+        )
+        .await)
+    }
+
+    /// The parts both window systems share: AT-SPI and the bookkeeping.
+    async fn assemble(
+        ws: WindowSystem,
+        session: &Session,
+        display: String,
+        display_scale: f64,
+        root_bus: Option<String>,
+    ) -> Self {
         let bus = session.get("AT_SPI_BUS_ADDRESS").map(str::to_string);
         let mut attempt = Atspi::connect(bus.as_deref()).await;
         if let (Err(e), None, Some(addr)) = (&attempt, &bus, &root_bus) {
@@ -320,21 +364,31 @@ impl LinuxBackend {
             Some(a) => a.watch_events().await,
             None => Default::default(),
         };
-        Ok(Self {
-            x11: Arc::new(Mutex::new(x11)),
+        let wayland = match ws {
+            WindowSystem::X11(_) => session.get("WAYLAND_DISPLAY").map(str::to_string),
+            WindowSystem::Gnome(_) => None,
+        };
+        let screenshot_helper = match ws {
+            WindowSystem::X11(_) => None,
+            WindowSystem::Gnome(_) => crate::wayland::stream_frames::helper_missing(),
+        };
+        Self {
+            ws,
             atspi,
             atspi_error,
             display,
-            wayland: session.get("WAYLAND_DISPLAY").map(str::to_string),
+            wayland,
+            screenshot_helper,
             a11y_pids: Mutex::default(),
             display_scale,
             scales: Mutex::default(),
+            local_offsets: Mutex::default(),
             known_frames: Mutex::default(),
             events,
             app_buses: Mutex::default(),
             app_names: AppNames::default(),
             seen: Default::default(),
-        })
+        }
     }
 
     /// Runs blocking X11 work off the async threads, bounded in time.
@@ -342,7 +396,10 @@ impl LinuxBackend {
         &self,
         f: impl FnOnce(&X11) -> GuiResult<T> + Send + 'static,
     ) -> GuiResult<T> {
-        let x11 = self.x11.clone();
+        let WindowSystem::X11(x11) = &self.ws else {
+            return Err(GuiError::backend("an X11 request in a session without X11"));
+        };
+        let x11 = x11.clone();
         let task = tokio::task::spawn_blocking(move || {
             let guard = x11.lock().unwrap_or_else(|p| p.into_inner());
             f(&guard)
@@ -385,9 +442,17 @@ impl LinuxBackend {
             .unwrap_or_else(|p| p.into_inner())
             .get(&win.id)
             .copied();
+        let local = self
+            .local_offsets
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&win.id)
+            .copied()
+            .unwrap_or((0, 0));
         View {
             win,
             scale: scale.unwrap_or(self.display_scale),
+            local,
         }
     }
 
@@ -411,25 +476,20 @@ impl LinuxBackend {
 
     /// The modal dialog that blocks window `xid` now (two X11 round trips), if any.
     async fn blocker_of(&self, xid: u32, pid: Option<u32>) -> GuiResult<Option<u32>> {
-        let (stacking, modals) = self.x(|x| x.modal_windows()).await?;
+        let (stacking, modals) = self.ws_modal_windows().await?;
         Ok(modal::blocker(xid, pid, &stacking, &modals))
     }
 
     /// `WINDOW_BLOCKED` for `window_id`, naming the dialog and its title.
     async fn blocked(&self, window_id: &str, dialog: u32) -> GuiError {
-        let title = self
-            .x(move |x| x.window(dialog))
-            .await
-            .ok()
-            .flatten()
-            .map(|w| w.title);
+        let title = self.ws_window(dialog).await.ok().flatten().map(|w| w.title);
         GuiError::window_blocked(window_id, &format_window_id(dialog), title.as_deref())
     }
 
     pub(crate) async fn x11_window(&self, window_id: &str) -> GuiResult<View> {
         let xid = parse_window_id(window_id)?;
         let win = self
-            .x(move |x| x.window(xid))
+            .ws_window(xid)
             .await?
             .ok_or_else(|| GuiError::window_not_found(window_id))?;
         Ok(self.view(win))
@@ -465,11 +525,22 @@ impl LinuxBackend {
             return Ok(None);
         };
         let apps = atspi.applications().await?;
+        // On GNOME the extension says whether the window is a Wayland client (window-local
+        // AT-SPI coordinates) or an XWayland one (screen coordinates, as on X11).
+        let shell = match &self.ws {
+            WindowSystem::Gnome(g) => Some(g.shell_window(win.id)?),
+            WindowSystem::X11(_) => None,
+        };
+        let wayland_client = shell.as_ref().is_some_and(|w| w.client == "wayland");
         for app in apps.iter().filter(|a| a.pid == Some(pid)) {
-            let rule = CoordRule::for_toolkit(&app.toolkit, &app.toolkit_version);
+            let rule = match (&shell, wayland_client) {
+                (Some(_), true) => CoordRule::Local,
+                (Some(_), false) => CoordRule::Screen,
+                (None, _) => CoordRule::for_toolkit(&app.toolkit, &app.toolkit_version),
+            };
             let geometry = match rule {
                 CoordRule::Screen => Geometry::Screen,
-                CoordRule::Surface => Geometry::SizeOnly,
+                CoordRule::Surface | CoordRule::Local => Geometry::SizeOnly,
             };
             let frames = atspi.frames(&app.obj).await?;
             if frames.is_empty() {
@@ -478,16 +549,25 @@ impl LinuxBackend {
             if let Ok(mut m) = self.app_buses.lock() {
                 m.insert(pid, app.obj.bus.clone());
             }
+            // A Wayland root accessible is as large as the buffer at most (GTK 3), so sizes
+            // are compared with the buffer.
+            let bounds_of = |v: &View| match &self.ws {
+                WindowSystem::Gnome(g) if wayland_client => g
+                    .shell_window(v.win.id)
+                    .map(|w| Rect::from(w.buffer))
+                    .unwrap_or_else(|_| v.logical_bounds()),
+                _ => v.logical_bounds(),
+            };
             let geom = |v: &View| WindowGeom {
                 id: v.win.id,
                 title: v.win.title.clone(),
-                bounds: v.logical_bounds(),
+                bounds: bounds_of(v),
                 focused: v.win.focused,
                 minimized: v.win.minimized,
             };
             let mut windows = vec![geom(view)];
             if frames.len() > 1 {
-                let all = self.x(|x| x.list_windows()).await?;
+                let all = self.ws_list_windows().await?;
                 windows.extend(
                     all.into_iter()
                         .filter(|w| w.pid == Some(pid) && w.id != win.id)
@@ -525,6 +605,10 @@ impl LinuxBackend {
                     format_window_id(other)
                 ),
             });
+            let doubt = match (rule, &shell) {
+                (CoordRule::Local, Some(w)) => doubt.or(self.place_local(win.id, &frame, w)),
+                _ => doubt,
+            };
             let popups = frames::popups_for(&windows[0], &windows, &frames, geometry)
                 .into_iter()
                 .filter(|&j| j != m.frame)
@@ -538,6 +622,42 @@ impl LinuxBackend {
             }));
         }
         Ok(None)
+    }
+}
+
+impl LinuxBackend {
+    /// Physical image pixels per logical pixel of the window's screenshot: on X11 the window's
+    /// scale; on GNOME its monitor's (stage coordinates are logical there).
+    fn image_scale(&self, view: &View) -> f64 {
+        match &self.ws {
+            WindowSystem::X11(_) => view.scale,
+            WindowSystem::Gnome(g) => g.shell_window(view.win.id).map(|w| w.scale).unwrap_or(1.0),
+        }
+    }
+
+    /// Finds and remembers where a Wayland window's AT-SPI coordinates start (`wayland::coords`);
+    /// a note when no rule fits (the elements are then placed as if they counted from the frame).
+    fn place_local(
+        &self,
+        id: u32,
+        frame: &FrameInfo,
+        w: &crate::wayland::shell_windows::ShellWindow,
+    ) -> Option<String> {
+        let (fr, buf) = (Rect::from(w.frame), Rect::from(w.buffer));
+        let root = frame.screen_extents.unwrap_or(Rect::new(0, 0, 0, 0));
+        let origin = crate::wayland::coords::atspi_origin(root.width, root.height, fr, buf);
+        let offset = origin.map(|o| o.to_frame(fr, buf)).unwrap_or((0, 0));
+        self.local_offsets
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(id, offset);
+        origin.is_none().then(|| {
+            format!(
+                "the application's accessibility tree is {}x{} px, which matches neither the window ({}x{}) nor its \
+                 surface ({}x{}): element bounds may be off; prefer element_id over x/y",
+                root.width, root.height, fr.width, fr.height, buf.width, buf.height
+            )
+        })
     }
 }
 
@@ -563,17 +683,25 @@ fn to_raw_element(n: RawNode, rule: CoordRule, offset: (i32, i32)) -> RawElement
 #[async_trait]
 impl DesktopBackend for LinuxBackend {
     fn info(&self) -> BackendInfo {
-        let mut capabilities = vec!["windows", "screenshot", "raw_input", "unicode_typing"];
+        let mut capabilities = vec!["windows", "raw_input", "unicode_typing"];
+        if self.screenshot_helper.is_none() {
+            capabilities.push("screenshot");
+        }
         if self.atspi.is_some() {
             capabilities.extend(["accessibility", "semantic_actions", "set_value"]);
         }
         BackendInfo {
-            name: "linux-x11".into(),
+            name: self.ws.name().into(),
             platform: "linux".into(),
-            session: "x11".into(),
+            session: self.ws.session().into(),
             capabilities: capabilities.into_iter().map(String::from).collect(),
-            notes: std::iter::once(format!("display {}", self.display))
+            notes: std::iter::once(self.display.clone())
                 .chain(xwayland_note(self.wayland.as_deref()))
+                .chain(
+                    self.screenshot_helper
+                        .iter()
+                        .map(|e| format!("no screenshots: {e}")),
+                )
                 .chain(
                     self.atspi_error
                         .iter()
@@ -584,7 +712,7 @@ impl DesktopBackend for LinuxBackend {
     }
 
     async fn list_windows(&self) -> GuiResult<Vec<WindowInfo>> {
-        let (windows, pids) = tokio::join!(self.x(|x| x.list_windows()), self.refresh_a11y_pids());
+        let (windows, pids) = tokio::join!(self.ws_list_windows(), self.refresh_a11y_pids());
         let windows = windows?;
         let stacking: Vec<u32> = windows.iter().map(|w| w.id).collect();
         let modals = modal::ModalWindow::of_list(&windows);
@@ -619,12 +747,25 @@ impl DesktopBackend for LinuxBackend {
             None
         };
         tracing::debug!("observe {window_id}: frame lookup {:?}", looked.elapsed());
-        if let Some(scale) = found.as_ref().and_then(|f| detect_scale(&win.win, &f.frame)) {
+        let is_x11 = matches!(self.ws, WindowSystem::X11(_));
+        if let Some(scale) = found
+            .as_ref()
+            .filter(|_| is_x11)
+            .and_then(|f| detect_scale(&win.win, &f.frame))
+        {
             self.scales
                 .lock()
                 .unwrap_or_else(|p| p.into_inner())
                 .insert(xid, scale);
             win.scale = scale;
+        }
+        if let Some(local) = self
+            .local_offsets
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&xid)
+        {
+            win.local = *local;
         }
         let fresh_note = self.first_look(&win, found.as_ref()).await;
         // The budget is the walk's own: finding the window and waiting for a fresh one to
@@ -632,8 +773,7 @@ impl DesktopBackend for LinuxBackend {
         let deadline = Instant::now() + req.walk_budget;
         let capture = async {
             if req.screenshot {
-                let w = win.win.clone();
-                self.x(move |x| x.capture_window(&w)).await.map(Some)
+                self.ws_capture(&win.win).await.map(Some)
             } else {
                 Ok(None)
             }
@@ -702,7 +842,7 @@ impl DesktopBackend for LinuxBackend {
         };
         let screen = async {
             if req.include_elements {
-                self.x(|x| x.screen_rect()).await.map(Some)
+                self.ws_screen_rect().await.map(Some)
             } else {
                 Ok(None)
             }
@@ -733,7 +873,7 @@ impl DesktopBackend for LinuxBackend {
         if let Some(dialog) = blocker? {
             let (id, title) = (
                 format_window_id(dialog),
-                self.x(move |x| x.window(dialog)).await?.map(|w| w.title),
+                self.ws_window(dialog).await?.map(|w| w.title),
             );
             notes.push(format!(
                 "blocked by modal dialog {id} {:?}: this window takes no input until it is closed, and actions \
@@ -755,7 +895,7 @@ impl DesktopBackend for LinuxBackend {
         notes.extend(fresh_note);
         Ok(Snapshot {
             window,
-            scale: win.scale,
+            scale: self.image_scale(&win),
             elements,
             truncated,
             truncated_reason,
@@ -766,8 +906,7 @@ impl DesktopBackend for LinuxBackend {
 
     async fn capture(&self, window_id: &str) -> GuiResult<Snapshot> {
         let win = self.x11_window(window_id).await?;
-        let w = win.win.clone();
-        let shot = self.x(move |x| x.capture_window(&w)).await?;
+        let shot = self.ws_capture(&win.win).await?;
         let mut notes = capture_notes(&shot);
         if win.win.minimized {
             notes.push(MINIMIZED_NOTE.into());
@@ -777,7 +916,7 @@ impl DesktopBackend for LinuxBackend {
         let pids = self.a11y_pids.lock().unwrap_or_else(|p| p.into_inner()).clone();
         Ok(Snapshot {
             window: self.info_of(&win, &pids),
-            scale: win.scale,
+            scale: self.image_scale(&win),
             elements: Vec::new(),
             truncated: false,
             truncated_reason: None,
@@ -885,6 +1024,7 @@ mod tests {
         let view = View {
             win: window(Rect::new(100, 50, 1200, 1000)),
             scale: 2.0,
+            local: (0, 0),
         };
         assert_eq!(view.logical_bounds(), Rect::new(50, 25, 600, 500));
         assert_eq!(view.to_screen(Point::new(10, 20)), Point::new(120, 90));

@@ -46,6 +46,9 @@ pub enum Gap {
     /// Redirected just now: the application had not finished repainting its covered or
     /// off-screen parts within [`REPAINT_WAIT`], so they may still show other windows or black.
     NotRepainted,
+    /// Frames were still arriving when the latest one was taken (Wayland window streams):
+    /// the window may have changed since.
+    StillChanging,
 }
 
 /// A captured client area.
@@ -62,6 +65,11 @@ pub struct Capture {
 }
 
 impl Capture {
+    /// A capture of the window's own pixels (a compositor's window stream).
+    pub fn of_own_pixels(image: RgbaImage, gaps: Vec<Gap>) -> Capture {
+        Self::new(image, true, gaps)
+    }
+
     fn new(image: RgbaImage, own_pixels: bool, gaps: Vec<Gap>) -> Capture {
         let occluded = gaps
             .iter()

@@ -20,6 +20,7 @@ pub mod session;
 mod shm;
 mod walk;
 pub mod wayland;
+mod windowing;
 pub mod x11;
 
 use async_trait::async_trait;
@@ -36,17 +37,37 @@ impl BackendConnector for LinuxConnector {
         let session = tokio::task::spawn_blocking(session::discover)
             .await
             .map_err(|e| GuiError::backend(format!("session discovery failed: {e}")))?;
+        let force_x11 = std::env::var("LSM_SESSION").is_ok_and(|v| v.eq_ignore_ascii_case("x11"));
+        let wayland =
+            session.get("WAYLAND_DISPLAY").is_some() && session.get("XDG_SESSION_TYPE") != Some("x11");
+        if wayland && !force_x11 {
+            let bus = session.get("DBUS_SESSION_BUS_ADDRESS");
+            let xwayland = session.get("DISPLAY").is_some();
+            match wayland::gnome::Gnome::connect(bus).await {
+                Ok(Some(g)) => return Ok(Arc::new(backend::LinuxBackend::connect_gnome(&session, g).await?)),
+                Ok(None) if xwayland => {
+                    tracing::info!("a Wayland session that is not GNOME: only XWayland's windows are reachable");
+                }
+                Ok(None) => {
+                    return Err(GuiError::unavailable(
+                        "a Wayland session without GNOME Shell and without XWayland's DISPLAY: lsm supports GNOME on \
+                         Wayland (and X11 applications through XWayland); this compositor is not supported yet",
+                    ))
+                }
+                Err(e) if xwayland && e.code == lsm_core::ErrorCode::GuiUnavailable => {
+                    return Err(GuiError::unavailable(format!(
+                        "{}. To reach only X11 (XWayland) applications meanwhile, start lsm with LSM_SESSION=x11",
+                        e.message
+                    )))
+                }
+                Err(e) => return Err(e),
+            }
+        }
         if session.get("DISPLAY").is_none() {
-            let why = if session.get("WAYLAND_DISPLAY").is_some() {
-                "a Wayland session without XWayland's DISPLAY was found; the Wayland backend is not built yet"
-                    .to_string()
-            } else {
-                format!(
-                    "no X11 or Wayland session found (looked in {})",
-                    session.looked.join(", ")
-                )
-            };
-            return Err(GuiError::unavailable(why));
+            return Err(GuiError::unavailable(format!(
+                "no X11 or Wayland session found (looked in {})",
+                session.looked.join(", ")
+            )));
         }
         Ok(Arc::new(backend::LinuxBackend::connect(&session).await?))
     }

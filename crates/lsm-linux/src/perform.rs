@@ -98,7 +98,7 @@ impl LinuxBackend {
 
     /// The screen's size in the window's logical pixels.
     async fn logical_screen(&self, view: &View) -> GuiResult<Rect> {
-        let s = self.x(|x| x.screen_rect()).await?;
+        let s = self.ws_screen_rect().await?;
         let (w, h) = (view.logical(s.width), view.logical(s.height));
         Ok(Rect::new(0, 0, w, h))
     }
@@ -120,7 +120,7 @@ impl LinuxBackend {
     /// Raises and focuses the window so input reaches it; says so when focus is unconfirmed.
     pub(crate) async fn activate(&self, view: &View) -> GuiResult<Option<String>> {
         let id = view.win.id;
-        let ok = self.x(move |x| x.activate(id)).await?;
+        let ok = self.ws_activate(id).await?;
         Ok((!ok).then(|| "the window did not confirm focus; input may have gone elsewhere".to_string()))
     }
 
@@ -177,7 +177,7 @@ impl LinuxBackend {
                 let p = self.screen_point(&win, target).await?;
                 let note = self.activate(&win).await?;
                 let (b, n) = (*button, *count);
-                self.x(move |x| x.click(p, b, n)).await?;
+                self.ws_click(win.win.id, p, b, n).await?;
                 let check = match target {
                     Target::Element(e) => self.after_pointer_click(window, e).await,
                     Target::Point(_) => self.after_input(window, None, "a click by coordinates").await,
@@ -186,7 +186,7 @@ impl LinuxBackend {
             }
             BackendAction::Move { target } => {
                 let p = self.screen_point(&win, target).await?;
-                self.x(move |x| x.pointer_move(p)).await?;
+                self.ws_pointer_move(win.win.id, p).await?;
                 Ok(ActionOutcome::new("xtest")
                     .unverified("the pointer was moved; hover effects are not read back"))
             }
@@ -201,7 +201,7 @@ impl LinuxBackend {
                 };
                 let note = self.activate(&win).await?;
                 let (dx, dy) = (*delta_x, *delta_y);
-                self.x(move |x| x.scroll(p, dx, dy)).await?;
+                self.ws_scroll(win.win.id, p, dx, dy).await?;
                 let check = self.after_input(window, None, "scrolling").await;
                 Ok(with_note(ActionOutcome::new("xtest").with_check(check), note))
             }
@@ -210,7 +210,7 @@ impl LinuxBackend {
                 let b = win.to_screen(*to);
                 let note = self.activate(&win).await?;
                 let button = *button;
-                self.x(move |x| x.drag(a, b, button)).await?;
+                self.ws_drag(win.win.id, a, b, button).await?;
                 let check = self.after_input(window, None, "a drag").await;
                 Ok(with_note(ActionOutcome::new("xtest").with_check(check), note))
             }
@@ -221,7 +221,7 @@ impl LinuxBackend {
                     let (_, obj, _) = self.verify(e).await?;
                     if !self.atspi()?.grab_focus(&obj).await? {
                         let p = self.element_point(&win, e).await?;
-                        self.x(move |x| x.click(p, MouseButton::Left, 1)).await?;
+                        self.ws_click(win.win.id, p, MouseButton::Left, 1).await?;
                     }
                     named = Some((obj, e.role.clone()));
                 }
@@ -233,8 +233,7 @@ impl LinuxBackend {
             }
             BackendAction::Key { combo } => {
                 let note = self.activate(&win).await?;
-                let combo = combo.clone();
-                self.x(move |x| x.key_combo(&combo)).await?;
+                self.ws_key_combo(win.win.id, combo).await?;
                 let check = self.after_input(window, None, "a key press").await;
                 Ok(with_note(ActionOutcome::new("xtest").with_check(check), note))
             }
@@ -259,7 +258,7 @@ impl LinuxBackend {
                             ))
                         } else {
                             let p = self.element_point(&win, e).await?;
-                            self.x(move |x| x.click(p, MouseButton::Left, 1)).await?;
+                            self.ws_click(win.win.id, p, MouseButton::Left, 1).await?;
                             let check = self.await_state(&obj, "focused", STATE_WAIT).await;
                             Ok(with_note(ActionOutcome::new("xtest").with_check(check), note))
                         }

@@ -295,8 +295,8 @@ impl LinuxBackend {
             _ => None,
         };
         let started = Instant::now();
-        let typed = text.to_string();
-        self.x(move |x| x.type_text(&typed)).await?;
+        let handle = crate::backend::parse_window_id(&window.window_id)?;
+        self.ws_type_text(handle, text).await?;
         let Some(atspi) = atspi else {
             return Ok(Check::Unverified(
                 "no accessibility bus: typed text is not read back".into(),
@@ -417,21 +417,17 @@ impl LinuxBackend {
             // Type it: focus, select all, then the text (or delete for an empty value).
             if !atspi.grab_focus(&obj).await? {
                 let p = self.element_point(view, element).await?;
-                self.x(move |x| x.click(p, MouseButton::Left, 1)).await?;
+                self.ws_click(view.win.id, p, MouseButton::Left, 1).await?;
             }
             let _ = self.await_state(&obj, "focused", STATE_WAIT).await;
             let select_all = KeyCombo::parse("ctrl+a", 4)?;
             let erase = KeyCombo::parse("BackSpace", 4)?;
-            let typed = value.to_string();
-            self.x(move |x| {
-                x.key_combo(&select_all)?;
-                if typed.is_empty() {
-                    x.key_combo(&erase)
-                } else {
-                    x.type_text(&typed)
-                }
-            })
-            .await?;
+            self.ws_key_combo(view.win.id, &select_all).await?;
+            if value.is_empty() {
+                self.ws_key_combo(view.win.id, &erase).await?;
+            } else {
+                self.ws_type_text(view.win.id, value).await?;
+            }
             let limit = TEXT_WAIT
                 + Duration::from_millis(2 * value.chars().count() as u64).min(Duration::from_secs(2));
             let how = if said_yes {
@@ -519,7 +515,7 @@ impl LinuxBackend {
         let view = self.x11_window(&window.window_id).await?;
         let p = self.element_point(&view, e).await?;
         let note = self.activate(&view).await?;
-        self.x(move |x| x.click(p, MouseButton::Left, 1)).await?;
+        self.ws_click(view.win.id, p, MouseButton::Left, 1).await?;
         let out = ActionOutcome::new("xtest");
         let out = match note {
             Some(n) => out.with_detail(n),

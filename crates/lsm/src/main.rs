@@ -29,6 +29,29 @@ enum Command {
     Revoke(RevokeArgs),
     /// Run as a worker: connect out to a controller and serve this desktop to it.
     Worker(WorkerArgs),
+    /// One-time desktop set-up that lsm cannot do by itself (e.g. `lsm setup gnome`).
+    #[command(subcommand)]
+    Setup(SetupCommand),
+}
+
+#[derive(Subcommand)]
+enum SetupCommand {
+    /// GNOME on Wayland: install and enable lsm's GNOME Shell extension (it tells lsm where
+    /// windows are); then log out and in once.
+    Gnome(GnomeSetupArgs),
+}
+
+#[derive(clap::Args)]
+struct GnomeSetupArgs {
+    /// The GNOME Shell major version [default: read from `gnome-shell --version`].
+    #[arg(long, value_name = "N")]
+    shell_version: Option<u32>,
+    /// Where user extensions live [default: $XDG_DATA_HOME/gnome-shell/extensions].
+    #[arg(long, value_name = "DIR")]
+    extensions_dir: Option<std::path::PathBuf>,
+    /// Remove the extension and disable it instead.
+    #[arg(long)]
+    remove: bool,
 }
 
 #[derive(clap::Args)]
@@ -182,6 +205,7 @@ fn main() -> std::process::ExitCode {
             Command::Enrol(args) => enrol(args),
             Command::Revoke(args) => revoke(args),
             Command::Worker(args) => worker(args).await,
+            Command::Setup(SetupCommand::Gnome(args)) => setup_gnome(args),
         }
     });
     match result {
@@ -191,6 +215,26 @@ fn main() -> std::process::ExitCode {
             std::process::ExitCode::FAILURE
         }
     }
+}
+
+#[cfg(all(feature = "gui", target_os = "linux"))]
+fn setup_gnome(args: GnomeSetupArgs) -> std::io::Result<()> {
+    let opts = lsm_linux::wayland::gnome_setup::SetupOptions {
+        shell_version: args.shell_version,
+        extensions_dir: args.extensions_dir,
+        remove: args.remove,
+    };
+    for line in lsm_linux::wayland::gnome_setup::setup_gnome(&opts).map_err(std::io::Error::other)? {
+        println!("{line}");
+    }
+    Ok(())
+}
+
+#[cfg(not(all(feature = "gui", target_os = "linux")))]
+fn setup_gnome(_args: GnomeSetupArgs) -> std::io::Result<()> {
+    Err(std::io::Error::other(
+        "`lsm setup gnome` is for GNOME on Linux, in a build with the `gui` feature",
+    ))
 }
 
 async fn serve(args: ServeArgs) -> std::io::Result<()> {

@@ -1,5 +1,13 @@
-//! The Wayland half of the Linux backend (issue 10, in progress). AT-SPI is shared with X11;
-//! what differs is where windows are, how they are captured and how input reaches them. So far:
-//! the rule that places AT-SPI coordinates in a window (`coords.rs`), pure and unit-tested.
+//! The Wayland half of the Linux backend. AT-SPI is shared with X11; what differs is where
+//! windows are, how they are captured and how input reaches them: on GNOME, lsm's Shell
+//! extension for the window list (`gnome_setup.rs` installs it) and mutter's remote-desktop and
+//! screen-cast API for input and pixels. The rule that places AT-SPI coordinates in a window is
+//! in `coords.rs`.
 
+pub mod clipboard;
 pub mod coords;
+pub mod gnome;
+pub mod gnome_setup;
+pub mod mutter;
+pub mod shell_windows;
+pub mod stream_frames;

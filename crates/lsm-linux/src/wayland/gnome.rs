@@ -1,0 +1,534 @@
+//! The GNOME Wayland window system: where windows are and raising them through lsm's Shell
+//! extension (`dev.lsm.Windows`), input and pixels through mutter's remote-desktop and
+//! screen-cast API (`mutter.rs`, one session per window acted on or captured), frames through a
+//! long-lived helper per window (`stream_frames.rs`).
+
+use super::clipboard::{Clipboard, Content};
+use super::mutter::{self, WindowSession, INPUT_GAP};
+use super::shell_windows::{self, Handles, ShellList, ShellWindow};
+use super::stream_frames::{self, FrameReader};
+use crate::x11::X11Window;
+use lsm_core::{ErrorCode, GuiError, GuiResult, KeyCombo, Modifier, MouseButton, Point, Rect, RgbaImage};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+const SHELL: &str = "org.gnome.Shell";
+const EXT_PATH: &str = "/dev/lsm/Windows";
+const EXT_IFACE: &str = "dev.lsm.Windows";
+/// How long a raised window may take to get the focus.
+const FOCUS_WAIT: Duration = Duration::from_millis(800);
+const FOCUS_POLL: Duration = Duration::from_millis(25);
+/// Drag: steps and the pause between them (toolkits need motion past their drag threshold).
+const DRAG_STEPS: i32 = 8;
+const DRAG_STEP_PAUSE: Duration = Duration::from_millis(20);
+/// Pause between clicks of a double click.
+const CLICK_GAP: Duration = Duration::from_millis(60);
+/// A screenshot waits for the stream to be quiet this long (a frame may be on its way right
+/// after input), at most `FRAME_SETTLE`.
+const FRAME_QUIET: Duration = Duration::from_millis(60);
+const FRAME_SETTLE: Duration = Duration::from_millis(400);
+const MAX_CLICKS: u32 = 3;
+/// How long the focused application may take to ask for pasted text.
+const PASTE_WAIT: Duration = Duration::from_millis(1500);
+const MAX_SCROLL: i32 = 50;
+
+/// What the user must do when the extension does not answer.
+pub fn extension_missing_message(detail: &str) -> String {
+    format!(
+        "this is a GNOME Wayland session, and lsm's GNOME Shell extension ({}) is not running ({detail}). \
+         No Wayland protocol tells an application where windows are, so lsm needs it: run `lsm setup gnome`, \
+         then log out and log in again once (GNOME Shell loads new extensions only when it starts). \
+         If you already did, check `gnome-extensions info {}` and that user extensions are enabled",
+        super::gnome_setup::UUID,
+        super::gnome_setup::UUID
+    )
+}
+
+/// A mutter session and, once a screenshot was asked for, its frame helper.
+struct Recorded {
+    session: Arc<WindowSession>,
+    frames: Option<Arc<FrameReader>>,
+}
+
+pub struct Gnome {
+    conn: zbus::Connection,
+    handles: Mutex<Handles>,
+    /// The latest list, by mutter id.
+    last: Mutex<HashMap<u64, ShellWindow>>,
+    recorded: tokio::sync::Mutex<HashMap<u64, Recorded>>,
+    /// Serialises input: two actions' events must not interleave.
+    input: tokio::sync::Mutex<()>,
+    /// Our clipboard session, for text the keymap cannot type (started on first need).
+    clipboard: tokio::sync::OnceCell<Clipboard>,
+}
+
+fn ext_error(e: GuiError) -> GuiError {
+    match e.code {
+        ErrorCode::Timeout => e,
+        _ => GuiError::unavailable(extension_missing_message(&e.message)),
+    }
+}
+
+impl Gnome {
+    /// Connects to the session bus; `None` when GNOME Shell is not on it (another desktop),
+    /// `GUI_UNAVAILABLE` saying what to do when the Shell runs without lsm's extension.
+    pub async fn connect(bus: Option<&str>) -> GuiResult<Option<Self>> {
+        let build = async {
+            match bus {
+                Some(a) => zbus::connection::Builder::address(a)?.build().await,
+                None => zbus::Connection::session().await,
+            }
+        };
+        let conn = tokio::time::timeout(mutter::CALL_TIMEOUT, build)
+            .await
+            .map_err(|_| GuiError::unavailable("connecting to the session bus timed out"))?
+            .map_err(|e| GuiError::unavailable(format!("cannot connect to the session bus: {e}")))?;
+        let shell: bool = mutter::call(
+            &conn,
+            "org.freedesktop.DBus",
+            "/org/freedesktop/DBus",
+            "org.freedesktop.DBus",
+            "NameHasOwner",
+            &(SHELL,),
+        )
+        .await?;
+        if !shell {
+            return Ok(None);
+        }
+        let g = Self {
+            conn,
+            handles: Mutex::default(),
+            last: Mutex::default(),
+            recorded: tokio::sync::Mutex::default(),
+            input: tokio::sync::Mutex::new(()),
+            clipboard: tokio::sync::OnceCell::new(),
+        };
+        g.list().await?;
+        Ok(Some(g))
+    }
+
+    /// The extension's list, remembered for the calls that follow.
+    async fn list(&self) -> GuiResult<ShellList> {
+        let json: String = mutter::call(&self.conn, SHELL, EXT_PATH, EXT_IFACE, "List", &())
+            .await
+            .map_err(ext_error)?;
+        let list = shell_windows::parse_list(&json).map_err(GuiError::backend)?;
+        let ids: Vec<u64> = list.windows.iter().map(|w| w.id).collect();
+        {
+            let mut last = self.last.lock().unwrap_or_else(|p| p.into_inner());
+            *last = list.windows.iter().map(|w| (w.id, w.clone())).collect();
+        }
+        self.handles
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .retain(&ids);
+        let gone: Vec<u64> = {
+            let rec = self.recorded.lock().await;
+            rec.keys().filter(|id| !ids.contains(id)).copied().collect()
+        };
+        if !gone.is_empty() {
+            let mut rec = self.recorded.lock().await;
+            for id in gone {
+                if let Some(r) = rec.remove(&id) {
+                    r.session.stop().await;
+                }
+            }
+        }
+        Ok(list)
+    }
+
+    fn to_window(&self, w: &ShellWindow) -> X11Window {
+        shell_windows::to_window(w, &mut self.handles.lock().unwrap_or_else(|p| p.into_inner()))
+    }
+
+    fn mutter_id(&self, handle: u32) -> GuiResult<u64> {
+        self.handles
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .id(handle)
+            .ok_or_else(|| GuiError::window_not_found(&crate::backend::format_window_id(handle)))
+    }
+
+    /// Windows, bottom to top.
+    pub async fn list_windows(&self) -> GuiResult<Vec<X11Window>> {
+        let list = self.list().await?;
+        Ok(list.windows.iter().map(|w| self.to_window(w)).collect())
+    }
+
+    /// One window now (None when it is gone).
+    pub async fn window(&self, handle: u32) -> GuiResult<Option<X11Window>> {
+        let Ok(id) = self.mutter_id(handle) else {
+            return Ok(None);
+        };
+        let list = self.list().await?;
+        Ok(list
+            .windows
+            .iter()
+            .find(|w| w.id == id)
+            .map(|w| self.to_window(w)))
+    }
+
+    /// The extension's record of a window as of the last list.
+    pub fn shell_window(&self, handle: u32) -> GuiResult<ShellWindow> {
+        let id = self.mutter_id(handle)?;
+        self.last
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&id)
+            .cloned()
+            .ok_or_else(|| GuiError::window_not_found(&crate::backend::format_window_id(handle)))
+    }
+
+    pub async fn screen_rect(&self) -> GuiResult<Rect> {
+        Ok(self.list().await?.screen())
+    }
+
+    /// Stacking order (bottom to top) and the modal windows, as `X11::modal_windows`.
+    pub async fn modal_windows(&self) -> GuiResult<(Vec<u32>, Vec<crate::modal::ModalWindow>)> {
+        let windows = self.list_windows().await?;
+        let stacking = windows.iter().map(|w| w.id).collect();
+        Ok((stacking, crate::modal::ModalWindow::of_list(&windows)))
+    }
+
+    /// Raises and focuses a window; true once the shell says it has the focus.
+    pub async fn activate(&self, handle: u32) -> GuiResult<bool> {
+        let id = self.mutter_id(handle)?;
+        if self.list().await?.windows.iter().any(|w| w.id == id && w.focus) {
+            return Ok(true);
+        }
+        let found: bool = mutter::call(&self.conn, SHELL, EXT_PATH, EXT_IFACE, "Activate", &(id,))
+            .await
+            .map_err(ext_error)?;
+        if !found {
+            return Err(GuiError::window_not_found(&crate::backend::format_window_id(
+                handle,
+            )));
+        }
+        let deadline = Instant::now() + FOCUS_WAIT;
+        loop {
+            if self.list().await?.windows.iter().any(|w| w.id == id && w.focus) {
+                return Ok(true);
+            }
+            if Instant::now() >= deadline {
+                return Ok(false);
+            }
+            tokio::time::sleep(FOCUS_POLL).await;
+        }
+    }
+
+    /// The window's mutter session, started on first use.
+    async fn session(&self, handle: u32) -> GuiResult<Arc<WindowSession>> {
+        let id = self.mutter_id(handle)?;
+        let mut rec = self.recorded.lock().await;
+        if let Some(r) = rec.get(&id) {
+            return Ok(r.session.clone());
+        }
+        let s = Arc::new(WindowSession::start(&self.conn, id).await?);
+        rec.insert(
+            id,
+            Recorded {
+                session: s.clone(),
+                frames: None,
+            },
+        );
+        Ok(s)
+    }
+
+    /// Forgets a window's session after a failed call (the window may have been re-mapped).
+    async fn drop_session(&self, handle: u32) {
+        if let Ok(id) = self.mutter_id(handle) {
+            if let Some(r) = self.recorded.lock().await.remove(&id) {
+                r.session.stop().await;
+            }
+        }
+    }
+
+    /// A stage point (logical px) in the window's buffer coordinates, as its stream takes them.
+    fn buffer_point(&self, handle: u32, p: Point) -> GuiResult<(f64, f64)> {
+        let w = self.shell_window(handle)?;
+        Ok(((p.x - w.buffer.x) as f64 + 0.5, (p.y - w.buffer.y) as f64 + 0.5))
+    }
+
+    /// Runs input on the window's session; a failure on a session that may be stale is
+    /// retried once on a new one.
+    async fn with_session<F, Fut>(&self, handle: u32, f: F) -> GuiResult<()>
+    where
+        F: Fn(Arc<WindowSession>) -> Fut,
+        Fut: std::future::Future<Output = GuiResult<()>>,
+    {
+        let _g = self.input.lock().await;
+        let s = self.session(handle).await?;
+        match f(s).await {
+            Ok(()) => Ok(()),
+            Err(e) if e.code == ErrorCode::BackendError => {
+                tracing::debug!("mutter input failed ({}), retrying on a new session", e.message);
+                self.drop_session(handle).await;
+                f(self.session(handle).await?).await
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    pub async fn pointer_move(&self, handle: u32, p: Point) -> GuiResult<()> {
+        let (x, y) = self.buffer_point(handle, p)?;
+        self.with_session(handle, |s| async move { s.motion(x, y).await })
+            .await
+    }
+
+    pub async fn click(&self, handle: u32, p: Point, button: MouseButton, count: u32) -> GuiResult<()> {
+        if count == 0 || count > MAX_CLICKS {
+            return Err(GuiError::invalid(format!(
+                "click count must be 1..={MAX_CLICKS}, not {count}"
+            )));
+        }
+        let (x, y) = self.buffer_point(handle, p)?;
+        let code = mutter::button_code(button);
+        self.with_session(handle, |s| async move {
+            // Away first: a motion to where the pointer already is may not be delivered.
+            s.motion(x + 1.0, y + 1.0).await?;
+            s.motion(x, y).await?;
+            tokio::time::sleep(INPUT_GAP).await;
+            for i in 0..count {
+                if i > 0 {
+                    tokio::time::sleep(CLICK_GAP).await;
+                }
+                s.button(code, true).await?;
+                tokio::time::sleep(INPUT_GAP).await;
+                s.button(code, false).await?;
+            }
+            Ok(())
+        })
+        .await
+    }
+
+    pub async fn drag(&self, handle: u32, from: Point, to: Point, button: MouseButton) -> GuiResult<()> {
+        let (fx, fy) = self.buffer_point(handle, from)?;
+        let (tx, ty) = self.buffer_point(handle, to)?;
+        let code = mutter::button_code(button);
+        self.with_session(handle, |s| async move {
+            s.motion(fx, fy).await?;
+            tokio::time::sleep(INPUT_GAP).await;
+            s.button(code, true).await?;
+            let mut result = Ok(());
+            for i in 1..=DRAG_STEPS {
+                tokio::time::sleep(DRAG_STEP_PAUSE).await;
+                let k = i as f64 / DRAG_STEPS as f64;
+                result = s.motion(fx + (tx - fx) * k, fy + (ty - fy) * k).await;
+                if result.is_err() {
+                    break;
+                }
+            }
+            tokio::time::sleep(INPUT_GAP).await;
+            // Always release, so no button stays held.
+            let released = s.button(code, false).await;
+            result.and(released)
+        })
+        .await
+    }
+
+    pub async fn scroll(&self, handle: u32, at: Point, dx: i32, dy: i32) -> GuiResult<()> {
+        if dx.abs() > MAX_SCROLL || dy.abs() > MAX_SCROLL {
+            return Err(GuiError::invalid(format!(
+                "scroll deltas must be within ±{MAX_SCROLL}"
+            )));
+        }
+        let (x, y) = self.buffer_point(handle, at)?;
+        self.with_session(handle, |s| async move {
+            s.motion(x, y).await?;
+            tokio::time::sleep(INPUT_GAP).await;
+            for (axis, steps) in [(0u32, dy), (1, dx)] {
+                for _ in 0..steps.unsigned_abs() {
+                    s.axis_discrete(axis, steps.signum()).await?;
+                }
+            }
+            Ok(())
+        })
+        .await
+    }
+
+    pub async fn key_combo(&self, handle: u32, combo: &KeyCombo) -> GuiResult<()> {
+        let keysym = combo.key.as_deref().map(crate::x11::key_keysym).transpose()?;
+        let mods: Vec<u32> = combo.modifiers.iter().map(|m| modifier_keysym(*m)).collect();
+        self.with_session(handle, |s| {
+            let mods = mods.clone();
+            async move {
+                for &m in &mods {
+                    s.keysym(m, true).await?;
+                }
+                let pressed = match keysym {
+                    Some(k) => match s.keysym(k, true).await {
+                        Ok(()) => s.keysym(k, false).await,
+                        Err(e) => Err(e),
+                    },
+                    None => Ok(()),
+                };
+                let mut released = Ok(());
+                for &m in mods.iter().rev() {
+                    released = released.and(s.keysym(m, false).await);
+                }
+                pressed.and(released)
+            }
+        })
+        .await
+    }
+
+    /// Types text whose every character the keymap has (see `typeable_by_keysym`).
+    pub async fn type_keysyms(&self, handle: u32, text: &str) -> GuiResult<()> {
+        let syms = crate::x11::text_keysyms(text)?;
+        self.with_session(handle, |s| {
+            let syms = syms.clone();
+            async move {
+                for k in syms {
+                    s.keysym(k, true).await?;
+                    s.keysym(k, false).await?;
+                }
+                Ok(())
+            }
+        })
+        .await
+    }
+
+    /// Types any text by pasting it: the user's clipboard is saved, the text put on it, Ctrl+V
+    /// pressed, and the user's content put back once the application has taken the text.
+    pub async fn paste_text(&self, handle: u32, text: &str) -> GuiResult<()> {
+        let cb = self
+            .clipboard
+            .get_or_try_init(|| Clipboard::start(&self.conn))
+            .await?;
+        let saved = cb.save().await;
+        let before = cb.served();
+        cb.set(Some(Content::text(text))).await?;
+        let paste = KeyCombo {
+            modifiers: vec![Modifier::Ctrl],
+            key: Some("v".into()),
+        };
+        let pasted = self.key_combo(handle, &paste).await;
+        let deadline = Instant::now() + PASTE_WAIT;
+        while pasted.is_ok() && cb.served() == before && Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        let taken = cb.served() > before;
+        // An application may ask for the text a second time (another type); give it a moment.
+        if taken {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        let restored = cb.set(saved).await;
+        pasted?;
+        restored?;
+        if !taken {
+            return Err(GuiError::new(
+                ErrorCode::UnsupportedAction,
+                format!(
+                    "the text has characters the keyboard layout lacks, so it was pasted (Ctrl+V), but the focused \
+                     control did not take the clipboard within {} ms: it may not accept pasting",
+                    PASTE_WAIT.as_millis()
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The window's pixels: the latest frame of its stream, cut to the frame rect, in physical
+    /// px (the monitor's scale per logical px). `Ok((image, quiet, clipped))`: `quiet` false when
+    /// frames were still arriving; `clipped` true when part of the window lay outside the
+    /// stream frame (mutter clips a window stream to the monitor size).
+    pub async fn capture_window(&self, handle: u32) -> GuiResult<(RgbaImage, bool, bool)> {
+        let w = self.shell_window(handle)?;
+        let session = self.session(handle).await?;
+        let reader = {
+            let mut rec = self.recorded.lock().await;
+            let r = rec
+                .get_mut(&w.id)
+                .ok_or_else(|| GuiError::window_not_found(&crate::backend::format_window_id(handle)))?;
+            match &r.frames {
+                Some(f) if f.alive() => f.clone(),
+                _ => {
+                    let f = Arc::new(FrameReader::start(session.node)?);
+                    r.frames = Some(f.clone());
+                    f
+                }
+            }
+        };
+        let (png, quiet) = tokio::task::spawn_blocking(move || {
+            reader.latest(stream_frames::FIRST_FRAME_WAIT, FRAME_QUIET, FRAME_SETTLE)
+        })
+        .await
+        .map_err(|e| GuiError::backend(format!("frame task failed: {e}")))??;
+        let frame_img = tokio::task::spawn_blocking(move || stream_frames::decode_png(&png))
+            .await
+            .map_err(|e| GuiError::backend(format!("frame decode task failed: {e}")))??;
+        let (frame, buffer) = (Rect::from(w.frame), Rect::from(w.buffer));
+        let full = (
+            (frame.width as f64 * w.scale).round() as u32,
+            (frame.height as f64 * w.scale).round() as u32,
+        );
+        let crop = stream_frames::window_crop((frame_img.width, frame_img.height), frame, buffer, w.scale)
+            .ok_or_else(|| GuiError::backend("the window is not in its stream's frame"))?;
+        let mut out = RgbaImage {
+            width: full.0,
+            height: full.1,
+            data: vec![0; (full.0 * full.1 * 4) as usize],
+        };
+        let origin = (
+            (frame.x - buffer.x) as f64 * w.scale,
+            (frame.y - buffer.y) as f64 * w.scale,
+        );
+        let (ox, oy) = (origin.0.round() as i32, origin.1.round() as i32);
+        for row in 0..crop.height {
+            let sy = (crop.y + row) as usize;
+            let dy = (crop.y + row - oy) as usize;
+            if dy >= full.1 as usize {
+                break;
+            }
+            let (sx, dx) = (crop.x as usize, (crop.x - ox) as usize);
+            let n = (crop.width as usize).min(full.0 as usize - dx);
+            let src = (sy * frame_img.width as usize + sx) * 4;
+            let dst = (dy * full.0 as usize + dx) * 4;
+            out.data[dst..dst + n * 4].copy_from_slice(&frame_img.data[src..src + n * 4]);
+        }
+        // Transparent pixels (the shadow, a clipped part) are shown opaque black.
+        for px in out.data.chunks_exact_mut(4) {
+            px[3] = 255;
+        }
+        let clipped = crop.width < frame.width * w.scale.round() as i32
+            || crop.height < frame.height * w.scale.round() as i32;
+        Ok((out, quiet, clipped))
+    }
+}
+
+/// The keysym of a modifier (the left key).
+fn modifier_keysym(m: Modifier) -> u32 {
+    match m {
+        Modifier::Ctrl => 0xffe3,
+        Modifier::Alt => 0xffe9,
+        Modifier::Shift => 0xffe1,
+        Modifier::Meta => 0xffeb,
+    }
+}
+
+/// True when every character of `text` can be typed as a keysym on GNOME: mutter drops keysyms
+/// that are not in the active keyboard layout, so only printable ASCII (and Return, Tab) is
+/// safe to send that way; anything else goes through the clipboard.
+pub fn typeable_by_keysym(text: &str) -> bool {
+    text.chars().all(|c| matches!(c, ' '..='~' | '\n' | '\r' | '\t'))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_ascii_is_typed_by_keysym() {
+        assert!(typeable_by_keysym("Hello, World! ~\n\t"));
+        assert!(!typeable_by_keysym("é"));
+        assert!(!typeable_by_keysym("日本語"));
+        assert!(!typeable_by_keysym("😀"));
+    }
+
+    #[test]
+    fn the_missing_extension_message_says_what_to_do() {
+        let m = extension_missing_message("no such object");
+        assert!(m.contains("lsm setup gnome") && m.contains("log out") && m.contains("lsm-windows@lsm"));
+    }
+}

@@ -1,0 +1,328 @@
+//! Reading a window's pixels from its PipeWire stream without linking PipeWire or GStreamer
+//! (the default binary must start on a machine that has neither). One long-lived
+//! `gst-launch-1.0 pipewiresrc` helper per observed window writes every new frame to a pipe
+//! as an uncompressed PNG (self-describing: each carries its size, so a resized window or a
+//! renegotiated stream needs no side channel); a thread keeps the latest one. Mutter sends a
+//! frame only when the window changes, so an idle window costs nothing, and a screenshot costs
+//! no process start and no new screen-cast session: it is the latest frame, decoded.
+
+use lsm_core::{GuiError, GuiResult, RgbaImage};
+use std::io::Read;
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+/// The helper program; its absence is an honest "no screenshots" capability.
+pub const GST_LAUNCH: &str = "gst-launch-1.0";
+/// Bound on a single PNG frame (a 8K RGBA frame is 132 MB; refuse beyond that).
+const MAX_FRAME: usize = 160 << 20;
+/// How long the first frame of a new helper may take (process start included).
+pub const FIRST_FRAME_WAIT: Duration = Duration::from_secs(3);
+
+const PNG_SIGNATURE: [u8; 8] = [0x89, b'P', b'N', b'G', b'\r', b'\n', 0x1a, b'\n'];
+
+/// Why the frame helper cannot run here (None: it can), checked once at connect: the program
+/// and GStreamer's PipeWire source must both be installed.
+pub fn helper_missing() -> Option<String> {
+    let found = std::env::var_os("PATH")
+        .map(|p| std::env::split_paths(&p).any(|d| d.join(GST_LAUNCH).is_file()))
+        .unwrap_or(false);
+    if !found {
+        return Some(format!(
+            "{GST_LAUNCH} is not installed (Debian/Ubuntu: gstreamer1.0-tools and gstreamer1.0-pipewire), so lsm cannot \
+             read window pixels from mutter's screen-cast streams; elements and input work"
+        ));
+    }
+    None
+}
+
+/// Splits a byte stream into whole PNG files (signature, chunks, IEND).
+#[derive(Default)]
+pub struct PngSplitter {
+    buf: Vec<u8>,
+}
+
+impl PngSplitter {
+    /// Feeds bytes; returns the PNG files completed by them, or an error when the stream is
+    /// not PNG (the helper printed something else).
+    pub fn feed(&mut self, bytes: &[u8]) -> Result<Vec<Vec<u8>>, String> {
+        self.buf.extend_from_slice(bytes);
+        let mut out = Vec::new();
+        loop {
+            if self.buf.len() < 8 {
+                break;
+            }
+            if self.buf[..8] != PNG_SIGNATURE {
+                return Err("the frame stream is not PNG".into());
+            }
+            let mut at = 8;
+            let mut end = None;
+            while at + 8 <= self.buf.len() {
+                let len =
+                    u32::from_be_bytes([self.buf[at], self.buf[at + 1], self.buf[at + 2], self.buf[at + 3]])
+                        as usize;
+                let next = at + 12 + len;
+                if next > MAX_FRAME {
+                    return Err(format!("a frame is larger than {} MB", MAX_FRAME >> 20));
+                }
+                if next > self.buf.len() {
+                    break;
+                }
+                let is_end = &self.buf[at + 4..at + 8] == b"IEND";
+                at = next;
+                if is_end {
+                    end = Some(at);
+                    break;
+                }
+            }
+            match end {
+                Some(n) => out.push(self.buf.drain(..n).collect()),
+                None => break,
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// Decodes one PNG into RGBA.
+pub fn decode_png(bytes: &[u8]) -> GuiResult<RgbaImage> {
+    let mut dec = png::Decoder::new(std::io::Cursor::new(bytes));
+    dec.set_transformations(png::Transformations::EXPAND);
+    let mut reader = dec
+        .read_info()
+        .map_err(|e| GuiError::backend(format!("a stream frame is not a PNG: {e}")))?;
+    let size = reader
+        .output_buffer_size()
+        .ok_or_else(|| GuiError::backend("a stream frame is too large"))?;
+    let mut data = vec![0u8; size];
+    let info = reader
+        .next_frame(&mut data)
+        .map_err(|e| GuiError::backend(format!("a stream frame did not decode: {e}")))?;
+    data.truncate(info.buffer_size());
+    let rgba = match info.color_type {
+        png::ColorType::Rgba => data,
+        png::ColorType::Rgb => data
+            .chunks_exact(3)
+            .flat_map(|p| [p[0], p[1], p[2], 255])
+            .collect(),
+        other => {
+            return Err(GuiError::backend(format!(
+                "unexpected stream frame colour type {other:?}"
+            )))
+        }
+    };
+    Ok(RgbaImage {
+        width: info.width,
+        height: info.height,
+        data: rgba,
+    })
+}
+
+#[derive(Default)]
+struct Latest {
+    png: Option<Arc<Vec<u8>>>,
+    /// Frames seen so far.
+    count: u64,
+    at: Option<Instant>,
+    /// Why the helper stopped, once it has.
+    ended: Option<String>,
+}
+
+/// One helper reading one PipeWire node.
+pub struct FrameReader {
+    child: Mutex<Child>,
+    latest: Arc<(Mutex<Latest>, Condvar)>,
+}
+
+impl FrameReader {
+    /// Starts `gst-launch-1.0` on PipeWire node `node`.
+    pub fn start(node: u32) -> GuiResult<Self> {
+        let mut child = Command::new(GST_LAUNCH)
+            .args(["-q", "pipewiresrc"])
+            .arg(format!("path={node}"))
+            .args(["always-copy=true", "!", "videoconvert", "!", "video/x-raw,format=RGBA", "!"])
+            .args(["pngenc", "compression-level=0", "snapshot=false", "!", "fdsink", "fd=1", "sync=false"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .map_err(|e| GuiError::unavailable(format!("{GST_LAUNCH} could not start ({e}): install gstreamer1.0-tools and gstreamer1.0-pipewire for screenshots on Wayland")))?;
+        let mut out = child
+            .stdout
+            .take()
+            .ok_or_else(|| GuiError::backend("the frame helper has no output pipe"))?;
+        let latest: Arc<(Mutex<Latest>, Condvar)> = Arc::default();
+        let shared = latest.clone();
+        std::thread::Builder::new()
+            .name(format!("lsm-frames-{node}"))
+            .spawn(move || {
+                let mut split = PngSplitter::default();
+                let mut chunk = vec![0u8; 1 << 20];
+                let why = loop {
+                    match out.read(&mut chunk) {
+                        Ok(0) => break "the frame helper exited".to_string(),
+                        Ok(n) => match split.feed(&chunk[..n]) {
+                            Ok(frames) => {
+                                if let Some(last) = frames.into_iter().last() {
+                                    let (m, cv) = &*shared;
+                                    let mut l = m.lock().unwrap_or_else(|p| p.into_inner());
+                                    l.png = Some(Arc::new(last));
+                                    l.count += 1;
+                                    l.at = Some(Instant::now());
+                                    cv.notify_all();
+                                }
+                            }
+                            Err(e) => break e,
+                        },
+                        Err(e) => break format!("reading frames: {e}"),
+                    }
+                };
+                let (m, cv) = &*shared;
+                m.lock().unwrap_or_else(|p| p.into_inner()).ended = Some(why);
+                cv.notify_all();
+            })
+            .map_err(|e| GuiError::backend(format!("cannot start the frame thread: {e}")))?;
+        Ok(Self {
+            child: Mutex::new(child),
+            latest,
+        })
+    }
+
+    /// True while the helper runs.
+    pub fn alive(&self) -> bool {
+        let (m, _) = &*self.latest;
+        m.lock().unwrap_or_else(|p| p.into_inner()).ended.is_none()
+    }
+
+    /// The latest frame: waits (bounded by `first`) for one when none came yet, then until
+    /// the stream has been quiet for `quiet` (a frame may be on its way right after input),
+    /// at most `settle` in all.
+    pub fn latest(
+        &self,
+        first: Duration,
+        quiet: Duration,
+        settle: Duration,
+    ) -> GuiResult<(Arc<Vec<u8>>, bool)> {
+        let (m, cv) = &*self.latest;
+        let start = Instant::now();
+        let mut l = m.lock().unwrap_or_else(|p| p.into_inner());
+        while l.png.is_none() {
+            if let Some(why) = &l.ended {
+                return Err(GuiError::backend(format!("no window frame: {why}")));
+            }
+            let left = first.saturating_sub(start.elapsed());
+            if left.is_zero() {
+                return Err(GuiError::timeout(
+                    "the first frame of the window's screen-cast stream",
+                ));
+            }
+            l = cv
+                .wait_timeout(l, left)
+                .map(|(g, _)| g)
+                .unwrap_or_else(|p| p.into_inner().0);
+        }
+        let until = Instant::now() + settle;
+        let quiet_now = loop {
+            let since = l.at.map(|t| t.elapsed()).unwrap_or(quiet);
+            if since >= quiet {
+                break true;
+            }
+            let now = Instant::now();
+            if now >= until {
+                break false;
+            }
+            let wait = (quiet - since).min(until - now);
+            l = cv
+                .wait_timeout(l, wait)
+                .map(|(g, _)| g)
+                .unwrap_or_else(|p| p.into_inner().0);
+        };
+        let png = l
+            .png
+            .clone()
+            .ok_or_else(|| GuiError::backend("no window frame"))?;
+        Ok((png, quiet_now))
+    }
+}
+
+impl Drop for FrameReader {
+    fn drop(&mut self) {
+        let mut c = self.child.lock().unwrap_or_else(|p| p.into_inner());
+        let _ = c.kill();
+        let _ = c.wait();
+    }
+}
+
+/// The window's own part of a window-stream frame: mutter puts the buffer at the frame's top
+/// left, so the visible window is at (frame − buffer) in buffer px, times the monitor scale;
+/// clipped to the frame (a window wider than the monitor loses its right edge).
+pub fn window_crop(
+    frame_img: (u32, u32),
+    frame: lsm_core::Rect,
+    buffer: lsm_core::Rect,
+    scale: f64,
+) -> Option<lsm_core::Rect> {
+    let s = |v: i32| (v as f64 * scale).round() as i32;
+    let r = lsm_core::Rect::new(
+        s(frame.x - buffer.x),
+        s(frame.y - buffer.y),
+        s(frame.width),
+        s(frame.height),
+    );
+    let img = lsm_core::Rect::new(0, 0, frame_img.0 as i32, frame_img.1 as i32);
+    img.intersect(&r).filter(|r| !r.is_empty())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn png_of(w: u32, h: u32) -> Vec<u8> {
+        let mut out = Vec::new();
+        {
+            let mut enc = png::Encoder::new(&mut out, w, h);
+            enc.set_color(png::ColorType::Rgba);
+            enc.set_depth(png::BitDepth::Eight);
+            let mut wr = enc.write_header().unwrap();
+            wr.write_image_data(&vec![7u8; (w * h * 4) as usize]).unwrap();
+        }
+        out
+    }
+
+    #[test]
+    fn the_splitter_finds_whole_pngs_across_reads() {
+        let (a, b) = (png_of(3, 2), png_of(5, 4));
+        let stream: Vec<u8> = a.iter().chain(b.iter()).copied().collect();
+        let mut s = PngSplitter::default();
+        let mut got = Vec::new();
+        for piece in stream.chunks(7) {
+            got.extend(s.feed(piece).unwrap());
+        }
+        assert_eq!(got, vec![a.clone(), b]);
+        let img = decode_png(&got[0]).unwrap();
+        assert_eq!((img.width, img.height, img.data.len()), (3, 2, 24));
+        assert!(PngSplitter::default().feed(b"WARNING: something else").is_err());
+    }
+
+    #[test]
+    fn the_window_is_cut_out_of_its_stream_frame() {
+        use lsm_core::Rect;
+        // GTK3 on GNOME 43: buffer 26 px left of and 23 px above the frame (CSD shadow).
+        let frame = Rect::new(0, 32, 1415, 732);
+        let buffer = Rect::new(-26, 9, 1467, 784);
+        assert_eq!(
+            window_crop((1280, 800), frame, buffer, 1.0),
+            Some(Rect::new(26, 23, 1254, 732))
+        );
+        // Qt draws no shadow: frame == buffer.
+        let q = Rect::new(50, 82, 310, 331);
+        assert_eq!(
+            window_crop((1280, 800), q, q, 1.0),
+            Some(Rect::new(0, 0, 310, 331))
+        );
+        assert_eq!(
+            window_crop((1280, 800), q, q, 2.0),
+            Some(Rect::new(0, 0, 620, 662))
+        );
+    }
+}

@@ -1,0 +1,159 @@
+//! The window system under the AT-SPI half of the backend: X11 (also XWayland's display), or
+//! GNOME on Wayland (lsm's Shell extension + mutter's remote-desktop API). Everything the
+//! backend needs of it (windows, the screen, raising, raw input, pixels) goes through the
+//! methods here, so observing and acting are written once for both.
+//!
+//! Points are absolute: X11 root coordinates in physical px; on GNOME stage coordinates in
+//! logical px (each window's `View` has scale 1 there), which the GNOME side turns into the
+//! window's own buffer coordinates.
+
+use crate::backend::LinuxBackend;
+use crate::modal::ModalWindow;
+use crate::wayland::gnome::{self, Gnome};
+use crate::x11::{Capture, Gap, X11Window, X11};
+use lsm_core::{GuiResult, KeyCombo, MouseButton, Point, Rect};
+use std::sync::{Arc, Mutex};
+
+pub(crate) enum WindowSystem {
+    X11(Arc<Mutex<X11>>),
+    Gnome(Arc<Gnome>),
+}
+
+impl WindowSystem {
+    /// The backend name `gui_list` reports.
+    pub(crate) fn name(&self) -> &'static str {
+        match self {
+            Self::X11(_) => "linux-x11",
+            Self::Gnome(_) => "linux-wayland-gnome",
+        }
+    }
+
+    pub(crate) fn session(&self) -> &'static str {
+        match self {
+            Self::X11(_) => "x11",
+            Self::Gnome(_) => "wayland",
+        }
+    }
+}
+
+impl LinuxBackend {
+    fn gnome(&self) -> Option<&Arc<Gnome>> {
+        match &self.ws {
+            WindowSystem::Gnome(g) => Some(g),
+            WindowSystem::X11(_) => None,
+        }
+    }
+
+    pub(crate) async fn ws_list_windows(&self) -> GuiResult<Vec<X11Window>> {
+        match self.gnome() {
+            Some(g) => g.list_windows().await,
+            None => self.x(|x| x.list_windows()).await,
+        }
+    }
+
+    pub(crate) async fn ws_window(&self, id: u32) -> GuiResult<Option<X11Window>> {
+        match self.gnome() {
+            Some(g) => g.window(id).await,
+            None => self.x(move |x| x.window(id)).await,
+        }
+    }
+
+    pub(crate) async fn ws_screen_rect(&self) -> GuiResult<Rect> {
+        match self.gnome() {
+            Some(g) => g.screen_rect().await,
+            None => self.x(|x| x.screen_rect()).await,
+        }
+    }
+
+    pub(crate) async fn ws_modal_windows(&self) -> GuiResult<(Vec<u32>, Vec<ModalWindow>)> {
+        match self.gnome() {
+            Some(g) => g.modal_windows().await,
+            None => self.x(|x| x.modal_windows()).await,
+        }
+    }
+
+    pub(crate) async fn ws_activate(&self, id: u32) -> GuiResult<bool> {
+        match self.gnome() {
+            Some(g) => g.activate(id).await,
+            None => self.x(move |x| x.activate(id)).await,
+        }
+    }
+
+    pub(crate) async fn ws_capture(&self, w: &X11Window) -> GuiResult<Capture> {
+        match self.gnome() {
+            Some(g) => {
+                let (image, quiet, clipped) = g.capture_window(w.id).await?;
+                let mut gaps = Vec::new();
+                if clipped {
+                    gaps.push(Gap::OffScreen {
+                        why: "mutter's window stream is clipped to the monitor's size".into(),
+                    });
+                }
+                if !quiet {
+                    gaps.push(Gap::StillChanging);
+                }
+                Ok(Capture::of_own_pixels(image, gaps))
+            }
+            None => {
+                let w = w.clone();
+                self.x(move |x| x.capture_window(&w)).await
+            }
+        }
+    }
+
+    pub(crate) async fn ws_click(&self, id: u32, p: Point, button: MouseButton, count: u32) -> GuiResult<()> {
+        match self.gnome() {
+            Some(g) => g.click(id, p, button, count).await,
+            None => self.x(move |x| x.click(p, button, count)).await,
+        }
+    }
+
+    pub(crate) async fn ws_pointer_move(&self, id: u32, p: Point) -> GuiResult<()> {
+        match self.gnome() {
+            Some(g) => g.pointer_move(id, p).await,
+            None => self.x(move |x| x.pointer_move(p)).await,
+        }
+    }
+
+    pub(crate) async fn ws_scroll(&self, id: u32, p: Point, dx: i32, dy: i32) -> GuiResult<()> {
+        match self.gnome() {
+            Some(g) => g.scroll(id, p, dx, dy).await,
+            None => self.x(move |x| x.scroll(p, dx, dy)).await,
+        }
+    }
+
+    pub(crate) async fn ws_drag(
+        &self,
+        id: u32,
+        from: Point,
+        to: Point,
+        button: MouseButton,
+    ) -> GuiResult<()> {
+        match self.gnome() {
+            Some(g) => g.drag(id, from, to, button).await,
+            None => self.x(move |x| x.drag(from, to, button)).await,
+        }
+    }
+
+    pub(crate) async fn ws_key_combo(&self, id: u32, combo: &KeyCombo) -> GuiResult<()> {
+        match self.gnome() {
+            Some(g) => g.key_combo(id, combo).await,
+            None => {
+                let combo = combo.clone();
+                self.x(move |x| x.key_combo(&combo)).await
+            }
+        }
+    }
+
+    /// Types any Unicode text into the focused control of window `id`.
+    pub(crate) async fn ws_type_text(&self, id: u32, text: &str) -> GuiResult<()> {
+        match self.gnome() {
+            Some(g) if gnome::typeable_by_keysym(text) => g.type_keysyms(id, text).await,
+            Some(g) => g.paste_text(id, text).await,
+            None => {
+                let text = text.to_string();
+                self.x(move |x| x.type_text(&text)).await
+            }
+        }
+    }
+}
