@@ -58,7 +58,9 @@ daemon_env() {
   unset DISPLAY AT_SPI_BUS_ADDRESS
 }
 
-alive() { [[ -n ${1:-} ]] && kill -0 "$1" 2>/dev/null; }
+alive() { # a zombie (no init reaps it in a container) is not alive
+  [[ -n ${1:-} ]] && kill -0 "$1" 2>/dev/null && [[ $(ps -o stat= -p "$1" 2>/dev/null | cut -c1) != Z ]]
+}
 pid_of() { [[ -f $PIDS ]] && awk -v n="$1" '$1==n{print $2}' "$PIDS" | tail -1; }
 record() { echo "$1 $2" >>"$PIDS"; }
 has_name() {
@@ -184,8 +186,11 @@ ensure_app() {
 }
 
 stop_app() {
-  local pid; pid=$(pid_of "app-$1")
-  alive "$pid" && kill "$pid" 2>/dev/null
+  local pid i; pid=$(pid_of "app-$1")
+  alive "$pid" || return 0
+  kill "$pid" 2>/dev/null
+  for ((i = 0; i < 50; i++)); do alive "$pid" || return 0; sleep 0.1; done
+  kill -9 "$pid" 2>/dev/null
   return 0
 }
 
