@@ -52,8 +52,8 @@ bed_down() {
   BED_UP=0
   bash tests/bed/desktop.sh down 2>>"$LOGDIR/bed.log" || true
 }
-trap bed_down EXIT
-trap 'bed_down; exit 130' INT TERM
+trap 'bed_down; wl_down' EXIT
+trap 'bed_down; wl_down; exit 130' INT TERM
 
 bed_up() {
   local out
@@ -71,6 +71,26 @@ run_pytest() {
   rc=${PIPESTATUS[0]}
   PYTEST_LAST=$(grep -v '^[[:space:]]*$' "$LOGDIR/pytest.log" | tail -n1)
   ((rc == 5)) && echo ">>> pytest collected no tests"
+  return "$rc"
+}
+
+# The Wayland suite (tests/wayland) on a headless GNOME Shell (tests/bed/wayland.sh), after the
+# X11 desktop is down (two cores); the shell is stopped afterwards.
+WL_UP=0
+wl_down() {
+  ((WL_UP)) || return 0
+  WL_UP=0
+  bash tests/bed/wayland.sh down 2>>"$LOGDIR/wayland-bed.log" || true
+}
+run_wayland() {
+  local rc
+  bash tests/bed/wayland.sh up >"$LOGDIR/wayland-env" 2>>"$LOGDIR/wayland-bed.log" || {
+    tail -20 "$LOGDIR/wayland-bed.log"; return 1; }
+  WL_UP=1
+  LSM_WL_AUTOSTART_BED=0 "$ROOT/.venv/bin/python" -m pytest tests/wayland 2>&1 | tee "$LOGDIR/wayland.log"
+  rc=${PIPESTATUS[0]}
+  WL_PYTEST_LAST=$(grep -v '^[[:space:]]*$' "$LOGDIR/wayland.log" | tail -n1)
+  wl_down
   return "$rc"
 }
 
@@ -127,12 +147,16 @@ if ((build_ok)); then
   else
     note e2e skipped 0; FAILED+=(e2e)
   fi
+  bed_down
+  step wayland run_wayland
   step conformance bash tests/conformance/run.sh
 else
-  note bench skipped 0; note remote-bench skipped 0; note bed skipped 0; note e2e skipped 0; note conformance skipped 0
-  FAILED+=(e2e conformance)
+  note bench skipped 0; note remote-bench skipped 0; note bed skipped 0; note e2e skipped 0
+  note wayland skipped 0; note conformance skipped 0
+  FAILED+=(e2e wayland conformance)
 fi
 bed_down
+wl_down
 
 # ------------------------------------------------------------------ summary
 section "summary ($((SECONDS - T_ALL))s)"
@@ -144,5 +168,6 @@ else
   echo "run-all: all steps passed"
   rc=0
 fi
+[[ -n ${WL_PYTEST_LAST:-} ]] && echo "wayland: $WL_PYTEST_LAST"
 [[ -n $PYTEST_LAST ]] && echo "$PYTEST_LAST"
 exit "$rc"

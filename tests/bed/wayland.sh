@@ -178,7 +178,12 @@ ensure_app() {
   if alive "$pid"; then echo "$pid"; return 0; fi
   cmd=$(app_cmd "$key") || die "unknown application $key"
   daemon_env
-  [[ $key == xterm ]] && export DISPLAY=:0
+  if [[ $key == xterm ]]; then # an X11 client: XWayland's display, as mutter announced it
+    DISPLAY=$(grep -o 'Using public X11 display :[0-9]*' "$LOGS/gnome-shell.log" | grep -o ':[0-9]*$' | tail -1)
+    [[ -n $DISPLAY ]] || die "mutter announced no XWayland display"
+    XAUTHORITY=$(ls "$RUN"/.mutter-Xwaylandauth.* 2>/dev/null | head -1)
+    export DISPLAY XAUTHORITY
+  fi
   # shellcheck disable=SC2086
   spawn "app-$key" $cmd
   pid=$(pid_of "app-$key")
@@ -217,6 +222,11 @@ down() {
     # shellcheck disable=SC2086
     [[ -n $left ]] && kill -9 $left 2>/dev/null
   fi
+  # XWayland's sockets of this bed's displays (mutter would move on to the next number)
+  local d
+  for d in $(grep -o 'Using public X11 display :[0-9]*, (using :[0-9]*' "$LOGS/gnome-shell.log" 2>/dev/null | grep -o ':[0-9]*' | tr -d :); do
+    rm -f "/tmp/.X11-unix/X$d" "/tmp/.X$d-lock"
+  done
   rm -rf "$RUN" "$HOMED" "$PIDS" "$DIR/.bus.pid" "$DIR/.sysbus.pid"
   say "down"
 }

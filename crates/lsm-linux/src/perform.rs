@@ -182,12 +182,15 @@ impl LinuxBackend {
                     Target::Element(e) => self.after_pointer_click(window, e).await,
                     Target::Point(_) => self.after_input(window, None, "a click by coordinates").await,
                 };
-                Ok(with_note(ActionOutcome::new("xtest").with_check(check), note))
+                Ok(with_note(
+                    ActionOutcome::new(self.ws.input_method()).with_check(check),
+                    note,
+                ))
             }
             BackendAction::Move { target } => {
                 let p = self.screen_point(&win, target).await?;
                 self.ws_pointer_move(win.win.id, p).await?;
-                Ok(ActionOutcome::new("xtest")
+                Ok(ActionOutcome::new(self.ws.input_method())
                     .unverified("the pointer was moved; hover effects are not read back"))
             }
             BackendAction::Scroll {
@@ -203,7 +206,10 @@ impl LinuxBackend {
                 let (dx, dy) = (*delta_x, *delta_y);
                 self.ws_scroll(win.win.id, p, dx, dy).await?;
                 let check = self.after_input(window, None, "scrolling").await;
-                Ok(with_note(ActionOutcome::new("xtest").with_check(check), note))
+                Ok(with_note(
+                    ActionOutcome::new(self.ws.input_method()).with_check(check),
+                    note,
+                ))
             }
             BackendAction::Drag { from, to, button } => {
                 let a = self.screen_point(&win, from).await?;
@@ -212,7 +218,10 @@ impl LinuxBackend {
                 let button = *button;
                 self.ws_drag(win.win.id, a, b, button).await?;
                 let check = self.after_input(window, None, "a drag").await;
-                Ok(with_note(ActionOutcome::new("xtest").with_check(check), note))
+                Ok(with_note(
+                    ActionOutcome::new(self.ws.input_method()).with_check(check),
+                    note,
+                ))
             }
             BackendAction::Type { element, text } => {
                 let note = self.activate(&win).await?;
@@ -227,7 +236,7 @@ impl LinuxBackend {
                 }
                 let check = self.type_and_check(window, named, text).await?;
                 Ok(with_note(
-                    ActionOutcome::new("xtest_type").with_check(check),
+                    ActionOutcome::new(self.ws.typing_method()).with_check(check),
                     note,
                 ))
             }
@@ -235,14 +244,17 @@ impl LinuxBackend {
                 let note = self.activate(&win).await?;
                 self.ws_key_combo(win.win.id, combo).await?;
                 let check = self.after_input(window, None, "a key press").await;
-                Ok(with_note(ActionOutcome::new("xtest").with_check(check), note))
+                Ok(with_note(
+                    ActionOutcome::new(self.ws.input_method()).with_check(check),
+                    note,
+                ))
             }
             BackendAction::SetValue { element, value } => self.set_value(window, &win, element, value).await,
             BackendAction::Focus { element } => {
                 let note = self.activate(&win).await?;
                 match element {
                     None => {
-                        let out = ActionOutcome::new("x11_activate");
+                        let out = ActionOutcome::new(self.ws.activate_method());
                         Ok(match &note {
                             None => out.verified("the window has the input focus"),
                             Some(n) => out.unverified(n.clone()),
@@ -260,7 +272,10 @@ impl LinuxBackend {
                             let p = self.element_point(&win, e).await?;
                             self.ws_click(win.win.id, p, MouseButton::Left, 1).await?;
                             let check = self.await_state(&obj, "focused", STATE_WAIT).await;
-                            Ok(with_note(ActionOutcome::new("xtest").with_check(check), note))
+                            Ok(with_note(
+                                ActionOutcome::new(self.ws.input_method()).with_check(check),
+                                note,
+                            ))
                         }
                     }
                 }

@@ -516,7 +516,7 @@ impl LinuxBackend {
         let p = self.element_point(&view, e).await?;
         let note = self.activate(&view).await?;
         self.ws_click(view.win.id, p, MouseButton::Left, 1).await?;
-        let out = ActionOutcome::new("xtest");
+        let out = ActionOutcome::new(self.ws.input_method());
         let out = match note {
             Some(n) => out.with_detail(n),
             None => out,

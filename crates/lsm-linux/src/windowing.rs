@@ -28,6 +28,30 @@ impl WindowSystem {
         }
     }
 
+    /// The `method` of an action carried out by raw input.
+    pub(crate) fn input_method(&self) -> &'static str {
+        match self {
+            Self::X11(_) => "xtest",
+            Self::Gnome(_) => "mutter_remote_desktop",
+        }
+    }
+
+    /// The `method` of typed text.
+    pub(crate) fn typing_method(&self) -> &'static str {
+        match self {
+            Self::X11(_) => "xtest_type",
+            Self::Gnome(_) => "mutter_type",
+        }
+    }
+
+    /// The `method` of raising a window.
+    pub(crate) fn activate_method(&self) -> &'static str {
+        match self {
+            Self::X11(_) => "x11_activate",
+            Self::Gnome(_) => "gnome_shell_activate",
+        }
+    }
+
     pub(crate) fn session(&self) -> &'static str {
         match self {
             Self::X11(_) => "x11",

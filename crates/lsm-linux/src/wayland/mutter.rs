@@ -57,8 +57,11 @@ where
     let reply = tokio::time::timeout(CALL_TIMEOUT, fut)
         .await
         .map_err(|_| GuiError::timeout(format!("{iface}.{method}")))?
-        .map_err(|e| err(method, e))?;
-    reply.body().deserialize::<R>().map_err(|e| err(method, e))
+        .map_err(|e| GuiError::backend(format!("{iface}.{method}: {e}")))?;
+    reply
+        .body()
+        .deserialize::<R>()
+        .map_err(|e| GuiError::backend(format!("{iface}.{method} answered unexpectedly: {e}")))
 }
 
 /// A remote-desktop session recording one window.
