@@ -146,7 +146,7 @@ EOF
   # XWayland's sockets: mutter refuses a /tmp/.X11-unix that is not world-writable and sticky.
   mkdir -p /tmp/.X11-unix && chmod 1777 /tmp/.X11-unix
   local args=(--headless --wayland --wayland-display="$WD" --virtual-monitor "$SIZE")
-  spawn gnome-shell env MUTTER_DEBUG_DUMMY_MONITOR_SCALES="$SCALE" gnome-shell "${args[@]}"
+  spawn gnome-shell gnome-shell "${args[@]}"
   local i
   for ((i = 0; i < 300; i++)); do
     has_name org.gnome.Shell.Screenshot && break
@@ -156,7 +156,13 @@ EOF
   has_name org.gnome.Shell.Screenshot || { tail -20 "$LOGS/gnome-shell.log" >&2; die "gnome-shell not up"; }
   wait_for 20 has_name org.gnome.Mutter.RemoteDesktop || die "no org.gnome.Mutter.RemoteDesktop"
   leave_overview
-  say "up: $SIZE on $WD (logs in $LOGS)"
+  if [[ $SCALE != 1 ]]; then # the virtual monitor at another scale (mutter's own display config)
+    gdbus call --session --dest org.gnome.Mutter.DisplayConfig --object-path /org/gnome/Mutter/DisplayConfig \
+      --method org.gnome.Mutter.DisplayConfig.ApplyMonitorsConfig 2 1 \
+      "[(0, 0, $SCALE.0, 0, true, [('Meta-0', '$SIZE@60.000', @a{sv} {})])]" "@a{sv} {}" >/dev/null ||
+      die "could not set the monitor's scale to $SCALE"
+  fi
+  say "up: $SIZE at scale $SCALE on $WD (logs in $LOGS)"
   print_env
 }
 

@@ -449,6 +449,11 @@ impl LinuxBackend {
             .get(&win.id)
             .copied()
             .unwrap_or((0, 0));
+        // On GNOME the shell's rects are stage px: physical, or logical with fractional scaling.
+        let scale = match &self.ws {
+            WindowSystem::Gnome(g) => g.shell_window(win.id).map(|w| g.stage_scale(&w)).ok(),
+            WindowSystem::X11(_) => scale,
+        };
         View {
             win,
             scale: scale.unwrap_or(self.display_scale),
@@ -554,7 +559,7 @@ impl LinuxBackend {
             let bounds_of = |v: &View| match &self.ws {
                 WindowSystem::Gnome(g) if wayland_client => g
                     .shell_window(v.win.id)
-                    .map(|w| Rect::from(w.buffer))
+                    .map(|w| logical_rect(Rect::from(w.buffer), v.scale))
                     .unwrap_or_else(|_| v.logical_bounds()),
                 _ => v.logical_bounds(),
             };
@@ -606,7 +611,7 @@ impl LinuxBackend {
                 ),
             });
             let doubt = match (rule, &shell) {
-                (CoordRule::Local, Some(w)) => doubt.or(self.place_local(win.id, &frame, w)),
+                (CoordRule::Local, Some(w)) => doubt.or(self.place_local(view, &frame, w)),
                 _ => doubt,
             };
             let popups = frames::popups_for(&windows[0], &windows, &frames, geometry)
@@ -639,11 +644,14 @@ impl LinuxBackend {
     /// a note when no rule fits (the elements are then placed as if they counted from the frame).
     fn place_local(
         &self,
-        id: u32,
+        view: &View,
         frame: &FrameInfo,
         w: &crate::wayland::shell_windows::ShellWindow,
     ) -> Option<String> {
-        let (fr, buf) = (Rect::from(w.frame), Rect::from(w.buffer));
+        let id = view.win.id;
+        // AT-SPI speaks logical px; the shell's rects are stage px.
+        let fr = logical_rect(Rect::from(w.frame), view.scale);
+        let buf = logical_rect(Rect::from(w.buffer), view.scale);
         let root = frame.screen_extents.unwrap_or(Rect::new(0, 0, 0, 0));
         let origin = crate::wayland::coords::atspi_origin(root.width, root.height, fr, buf);
         let offset = origin.map(|o| o.to_frame(fr, buf)).unwrap_or((0, 0));
@@ -659,6 +667,12 @@ impl LinuxBackend {
             )
         })
     }
+}
+
+/// A stage rect in logical px.
+fn logical_rect(r: Rect, scale: f64) -> Rect {
+    let l = |v: i32| (v as f64 / scale).round() as i32;
+    Rect::new(l(r.x), l(r.y), l(r.width), l(r.height))
 }
 
 fn to_raw_element(n: RawNode, rule: CoordRule, offset: (i32, i32)) -> RawElement {

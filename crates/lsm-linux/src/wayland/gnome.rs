@@ -61,7 +61,44 @@ pub struct Gnome {
     input: tokio::sync::Mutex<()>,
     /// Our clipboard session, for text the keymap cannot type (started on first need).
     clipboard: tokio::sync::OnceCell<Clipboard>,
+    /// Mutter's layout mode: true when stage coordinates are logical px (fractional scaling
+    /// on), false when they are physical px (the default: each monitor's scale applies).
+    logical_layout: std::sync::atomic::AtomicBool,
 }
+
+/// `org.gnome.Mutter.DisplayConfig.GetCurrentState`'s reply, read for its layout mode.
+type DisplayMode = (
+    String,
+    i32,
+    i32,
+    f64,
+    f64,
+    Vec<f64>,
+    HashMap<String, zbus::zvariant::OwnedValue>,
+);
+type DisplayMonitor = (
+    (String, String, String, String),
+    Vec<DisplayMode>,
+    HashMap<String, zbus::zvariant::OwnedValue>,
+);
+type LogicalMonitor = (
+    i32,
+    i32,
+    f64,
+    u32,
+    bool,
+    Vec<(String, String, String, String)>,
+    HashMap<String, zbus::zvariant::OwnedValue>,
+);
+type DisplayState = (
+    u32,
+    Vec<DisplayMonitor>,
+    Vec<LogicalMonitor>,
+    HashMap<String, zbus::zvariant::OwnedValue>,
+);
+
+/// Mutter's `layout-mode` 1: logical stage coordinates (2 is physical).
+const LAYOUT_LOGICAL: u32 = 1;
 
 fn ext_error(e: GuiError) -> GuiError {
     match e.code {
@@ -103,9 +140,49 @@ impl Gnome {
             recorded: tokio::sync::Mutex::default(),
             input: tokio::sync::Mutex::new(()),
             clipboard: tokio::sync::OnceCell::new(),
+            logical_layout: std::sync::atomic::AtomicBool::new(false),
         };
         g.list().await?;
+        g.read_layout().await;
         Ok(Some(g))
+    }
+
+    /// Reads mutter's layout mode (physical when it cannot be read: mutter's default).
+    async fn read_layout(&self) {
+        let state: GuiResult<DisplayState> = mutter::call(
+            &self.conn,
+            "org.gnome.Mutter.DisplayConfig",
+            "/org/gnome/Mutter/DisplayConfig",
+            "org.gnome.Mutter.DisplayConfig",
+            "GetCurrentState",
+            &(),
+        )
+        .await;
+        let logical = match state {
+            Ok((_, _, _, props)) => props
+                .get("layout-mode")
+                .and_then(|v| u32::try_from(v).ok())
+                .is_some_and(|m| m == LAYOUT_LOGICAL),
+            Err(e) => {
+                tracing::info!(
+                    "mutter's display configuration is not readable ({}); assuming physical layout",
+                    e.message
+                );
+                false
+            }
+        };
+        self.logical_layout
+            .store(logical, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// Stage px per logical px of a window: its monitor's scale in the physical layout, 1 in
+    /// the logical one.
+    pub fn stage_scale(&self, w: &ShellWindow) -> f64 {
+        if self.logical_layout.load(std::sync::atomic::Ordering::Relaxed) {
+            1.0
+        } else {
+            w.scale
+        }
     }
 
     /// The extension's list, remembered for the calls that follow.
@@ -244,10 +321,15 @@ impl Gnome {
         }
     }
 
-    /// A stage point (logical px) in the window's buffer coordinates, as its stream takes them.
+    /// A stage point in the window's buffer coordinates as its stream takes them: logical px
+    /// from the surface's top left, whatever the layout mode (measured on mutter 43.8 at scale 2).
     fn buffer_point(&self, handle: u32, p: Point) -> GuiResult<(f64, f64)> {
         let w = self.shell_window(handle)?;
-        Ok(((p.x - w.buffer.x) as f64 + 0.5, (p.y - w.buffer.y) as f64 + 0.5))
+        let s = self.stage_scale(&w);
+        Ok((
+            ((p.x - w.buffer.x) as f64 + 0.5) / s,
+            ((p.y - w.buffer.y) as f64 + 0.5) / s,
+        ))
     }
 
     /// Runs input on the window's session; a failure on a session that may be stale is
@@ -459,21 +541,20 @@ impl Gnome {
             .await
             .map_err(|e| GuiError::backend(format!("frame decode task failed: {e}")))??;
         let (frame, buffer) = (Rect::from(w.frame), Rect::from(w.buffer));
+        // Stream pixels per stage pixel (the stream is in physical px).
+        let k = w.scale / self.stage_scale(&w);
         let full = (
-            (frame.width as f64 * w.scale).round() as u32,
-            (frame.height as f64 * w.scale).round() as u32,
+            (frame.width as f64 * k).round() as u32,
+            (frame.height as f64 * k).round() as u32,
         );
-        let crop = stream_frames::window_crop((frame_img.width, frame_img.height), frame, buffer, w.scale)
+        let crop = stream_frames::window_crop((frame_img.width, frame_img.height), frame, buffer, k)
             .ok_or_else(|| GuiError::backend("the window is not in its stream's frame"))?;
         let mut out = RgbaImage {
             width: full.0,
             height: full.1,
             data: vec![0; (full.0 * full.1 * 4) as usize],
         };
-        let origin = (
-            (frame.x - buffer.x) as f64 * w.scale,
-            (frame.y - buffer.y) as f64 * w.scale,
-        );
+        let origin = ((frame.x - buffer.x) as f64 * k, (frame.y - buffer.y) as f64 * k);
         let (ox, oy) = (origin.0.round() as i32, origin.1.round() as i32);
         for row in 0..crop.height {
             let sy = (crop.y + row) as usize;
@@ -491,8 +572,7 @@ impl Gnome {
         for px in out.data.chunks_exact_mut(4) {
             px[3] = 255;
         }
-        let clipped = crop.width < frame.width * w.scale.round() as i32
-            || crop.height < frame.height * w.scale.round() as i32;
+        let clipped = crop.width < full.0 as i32 || crop.height < full.1 as i32;
         Ok((out, quiet, clipped))
     }
 }
