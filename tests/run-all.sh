@@ -90,6 +90,9 @@ run_wayland() {
   LSM_WL_AUTOSTART_BED=0 "$ROOT/.venv/bin/python" -m pytest tests/wayland 2>&1 | tee "$LOGDIR/wayland.log"
   rc=${PIPESTATUS[0]}
   WL_PYTEST_LAST=$(grep -v '^[[:space:]]*$' "$LOGDIR/wayland.log" | tail -n1)
+  # Its benchmark lines (bench/wayland.py: fails only on errors, never on a missed target).
+  timeout -k 10 240 "$ROOT/.venv/bin/python" bench/wayland.py --short 2>&1 | tee "$LOGDIR/wayland-bench.log"
+  ((PIPESTATUS[0] == 0)) || { echo ">>> bench/wayland.py failed"; rc=1; }
   wl_down
   return "$rc"
 }

@@ -39,9 +39,7 @@ fn capture_notes(c: &Capture) -> Vec<String> {
                  within {} ms: those parts of the screenshot may still show other windows or black; observe again",
                 crate::x11::REPAINT_WAIT.as_millis()
             ),
-            Gap::StillChanging => "the window was still changing when this frame was taken: observe again to see it \
-                 settled"
-                .to_string(),
+
         })
         .collect()
 }

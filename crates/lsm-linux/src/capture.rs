@@ -46,9 +46,6 @@ pub enum Gap {
     /// Redirected just now: the application had not finished repainting its covered or
     /// off-screen parts within [`REPAINT_WAIT`], so they may still show other windows or black.
     NotRepainted,
-    /// Frames were still arriving when the latest one was taken (Wayland window streams):
-    /// the window may have changed since.
-    StillChanging,
 }
 
 /// A captured client area.

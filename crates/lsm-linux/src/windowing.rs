@@ -106,15 +106,12 @@ impl LinuxBackend {
     pub(crate) async fn ws_capture(&self, w: &X11Window) -> GuiResult<Capture> {
         match self.gnome() {
             Some(g) => {
-                let (image, quiet, clipped) = g.capture_window(w.id).await?;
+                let (image, clipped) = g.capture_window(w.id).await?;
                 let mut gaps = Vec::new();
                 if clipped {
                     gaps.push(Gap::OffScreen {
                         why: "mutter's window stream is clipped to the monitor's size".into(),
                     });
-                }
-                if !quiet {
-                    gaps.push(Gap::StillChanging);
                 }
                 Ok(Capture::of_own_pixels(image, gaps))
             }

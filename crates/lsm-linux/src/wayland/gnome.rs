@@ -24,10 +24,12 @@ const DRAG_STEPS: i32 = 8;
 const DRAG_STEP_PAUSE: Duration = Duration::from_millis(20);
 /// Pause between clicks of a double click.
 const CLICK_GAP: Duration = Duration::from_millis(60);
-/// A screenshot waits for the stream to be quiet this long (a frame may be on its way right
-/// after input), at most `FRAME_SETTLE`.
-const FRAME_QUIET: Duration = Duration::from_millis(60);
-const FRAME_SETTLE: Duration = Duration::from_millis(400);
+/// Right after input to a window, a screenshot waits this long at most for the frame that
+/// shows its effect.
+const FRAME_AFTER_INPUT: Duration = Duration::from_millis(120);
+/// How long one window list is reused: the several lookups of one observation (the window,
+/// its dialogs, the screen) share one call into the shell.
+const LIST_FRESH: Duration = Duration::from_millis(30);
 const MAX_CLICKS: u32 = 3;
 /// How long the focused application may take to ask for pasted text.
 const PASTE_WAIT: Duration = Duration::from_millis(1500);
@@ -49,6 +51,8 @@ pub fn extension_missing_message(detail: &str) -> String {
 struct Recorded {
     session: Arc<WindowSession>,
     frames: Option<Arc<FrameReader>>,
+    /// When input was last sent to the window (a screenshot then waits for its frame).
+    last_input: Option<Instant>,
 }
 
 pub struct Gnome {
@@ -59,6 +63,9 @@ pub struct Gnome {
     recorded: tokio::sync::Mutex<HashMap<u64, Recorded>>,
     /// Serialises input: two actions' events must not interleave.
     input: tokio::sync::Mutex<()>,
+    /// The latest window list and when it was read (`LIST_FRESH`); the lock also makes
+    /// concurrent lookups share one call.
+    list_cache: tokio::sync::Mutex<Option<(Instant, ShellList)>>,
     /// Our clipboard session, for text the keymap cannot type (started on first need).
     clipboard: tokio::sync::OnceCell<Clipboard>,
     /// Mutter's layout mode: true when stage coordinates are logical px (fractional scaling
@@ -140,6 +147,7 @@ impl Gnome {
             recorded: tokio::sync::Mutex::default(),
             input: tokio::sync::Mutex::new(()),
             clipboard: tokio::sync::OnceCell::new(),
+            list_cache: tokio::sync::Mutex::new(None),
             logical_layout: std::sync::atomic::AtomicBool::new(false),
         };
         g.list().await?;
@@ -185,11 +193,26 @@ impl Gnome {
         }
     }
 
-    /// The extension's list, remembered for the calls that follow.
+    /// The extension's list, as read within `LIST_FRESH` (one call for an observation's lookups).
     async fn list(&self) -> GuiResult<ShellList> {
+        let mut cache = self.list_cache.lock().await;
+        if let Some((at, list)) = cache.as_ref() {
+            if at.elapsed() < LIST_FRESH {
+                return Ok(list.clone());
+            }
+        }
+        let list = self.list_now().await?;
+        *cache = Some((Instant::now(), list.clone()));
+        Ok(list)
+    }
+
+    /// The extension's list now, remembered for the calls that follow.
+    async fn list_now(&self) -> GuiResult<ShellList> {
+        let t0 = Instant::now();
         let json: String = mutter::call(&self.conn, SHELL, EXT_PATH, EXT_IFACE, "List", &())
             .await
             .map_err(ext_error)?;
+        tracing::debug!("shell List: {:?}", t0.elapsed());
         let list = shell_windows::parse_list(&json).map_err(GuiError::backend)?;
         let ids: Vec<u64> = list.windows.iter().map(|w| w.id).collect();
         {
@@ -284,7 +307,13 @@ impl Gnome {
         }
         let deadline = Instant::now() + FOCUS_WAIT;
         loop {
-            if self.list().await?.windows.iter().any(|w| w.id == id && w.focus) {
+            if self
+                .list_now()
+                .await?
+                .windows
+                .iter()
+                .any(|w| w.id == id && w.focus)
+            {
                 return Ok(true);
             }
             if Instant::now() >= deadline {
@@ -307,9 +336,18 @@ impl Gnome {
             Recorded {
                 session: s.clone(),
                 frames: None,
+                last_input: None,
             },
         );
         Ok(s)
+    }
+
+    async fn mark_input(&self, handle: u32) {
+        if let Ok(id) = self.mutter_id(handle) {
+            if let Some(r) = self.recorded.lock().await.get_mut(&id) {
+                r.last_input = Some(Instant::now());
+            }
+        }
     }
 
     /// Forgets a window's session after a failed call (the window may have been re-mapped).
@@ -341,6 +379,7 @@ impl Gnome {
     {
         let _g = self.input.lock().await;
         let s = self.session(handle).await?;
+        self.mark_input(handle).await;
         match f(s).await {
             Ok(()) => Ok(()),
             Err(e) if e.code == ErrorCode::BackendError => {
@@ -512,28 +551,29 @@ impl Gnome {
     }
 
     /// The window's pixels: the latest frame of its stream, cut to the frame rect, in physical
-    /// px (the monitor's scale per logical px). `Ok((image, quiet, clipped))`: `quiet` false when
-    /// frames were still arriving; `clipped` true when part of the window lay outside the
-    /// stream frame (mutter clips a window stream to the monitor size).
-    pub async fn capture_window(&self, handle: u32) -> GuiResult<(RgbaImage, bool, bool)> {
+    /// px (the monitor's scale per logical px). `Ok((image, clipped))`: `clipped` true when part
+    /// of the window lay outside the stream frame (mutter clips a window stream to the monitor
+    /// size).
+    pub async fn capture_window(&self, handle: u32) -> GuiResult<(RgbaImage, bool)> {
         let w = self.shell_window(handle)?;
         let session = self.session(handle).await?;
-        let reader = {
+        let (reader, last_input) = {
             let mut rec = self.recorded.lock().await;
             let r = rec
                 .get_mut(&w.id)
                 .ok_or_else(|| GuiError::window_not_found(&crate::backend::format_window_id(handle)))?;
-            match &r.frames {
+            let reader = match &r.frames {
                 Some(f) if f.alive() => f.clone(),
                 _ => {
                     let f = Arc::new(FrameReader::start(session.node)?);
                     r.frames = Some(f.clone());
                     f
                 }
-            }
+            };
+            (reader, r.last_input)
         };
-        let (png, quiet) = tokio::task::spawn_blocking(move || {
-            reader.latest(stream_frames::FIRST_FRAME_WAIT, FRAME_QUIET, FRAME_SETTLE)
+        let png = tokio::task::spawn_blocking(move || {
+            reader.latest(stream_frames::FIRST_FRAME_WAIT, last_input, FRAME_AFTER_INPUT)
         })
         .await
         .map_err(|e| GuiError::backend(format!("frame task failed: {e}")))??;
@@ -573,7 +613,7 @@ impl Gnome {
             px[3] = 255;
         }
         let clipped = crop.width < full.0 as i32 || crop.height < full.1 as i32;
-        Ok((out, quiet, clipped))
+        Ok((out, clipped))
     }
 }
 

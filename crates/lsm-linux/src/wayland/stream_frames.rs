@@ -194,15 +194,16 @@ impl FrameReader {
         m.lock().unwrap_or_else(|p| p.into_inner()).ended.is_none()
     }
 
-    /// The latest frame: waits (bounded by `first`) for one when none came yet, then until
-    /// the stream has been quiet for `quiet` (a frame may be on its way right after input),
-    /// at most `settle` in all.
+    /// The latest frame: waits (bounded by `first`) for one when none came yet; when input
+    /// was sent at `input_at`, waits (bounded by `after_input`) for a frame that arrived after
+    /// it. Mutter sends a frame only when the window changed, so when none comes the latest one
+    /// is still the window as it is.
     pub fn latest(
         &self,
         first: Duration,
-        quiet: Duration,
-        settle: Duration,
-    ) -> GuiResult<(Arc<Vec<u8>>, bool)> {
+        input_at: Option<Instant>,
+        after_input: Duration,
+    ) -> GuiResult<Arc<Vec<u8>>> {
         let (m, cv) = &*self.latest;
         let start = Instant::now();
         let mut l = m.lock().unwrap_or_else(|p| p.into_inner());
@@ -221,27 +222,20 @@ impl FrameReader {
                 .map(|(g, _)| g)
                 .unwrap_or_else(|p| p.into_inner().0);
         }
-        let until = Instant::now() + settle;
-        let quiet_now = loop {
-            let since = l.at.map(|t| t.elapsed()).unwrap_or(quiet);
-            if since >= quiet {
-                break true;
+        if let Some(input) = input_at {
+            let until = input + after_input;
+            while l.at.is_some_and(|t| t < input) && l.ended.is_none() {
+                let now = Instant::now();
+                if now >= until {
+                    break;
+                }
+                l = cv
+                    .wait_timeout(l, until - now)
+                    .map(|(g, _)| g)
+                    .unwrap_or_else(|p| p.into_inner().0);
             }
-            let now = Instant::now();
-            if now >= until {
-                break false;
-            }
-            let wait = (quiet - since).min(until - now);
-            l = cv
-                .wait_timeout(l, wait)
-                .map(|(g, _)| g)
-                .unwrap_or_else(|p| p.into_inner().0);
-        };
-        let png = l
-            .png
-            .clone()
-            .ok_or_else(|| GuiError::backend("no window frame"))?;
-        Ok((png, quiet_now))
+        }
+        l.png.clone().ok_or_else(|| GuiError::backend("no window frame"))
     }
 }
 
