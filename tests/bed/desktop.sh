@@ -83,6 +83,8 @@ LAYOUT="gtk4-widget-factory:0:0 gtk3-widget-factory:0:0 testapp:20:20 qt5-calcul
 
 say() { printf '[bed %s] %s\n' "$(date +%T)" "$*" >&2; }
 die() { say "ERROR: $*"; exit 1; }
+# shellcheck source=tests/bed/apt.sh
+source "$(dirname "${BASH_SOURCE[0]}")/apt.sh"
 
 # ------------------------------------------------------------------ process bookkeeping
 start_time() { # start time (field 22 of /proc/PID/stat) of a live, non-zombie process
@@ -165,19 +167,7 @@ a11y_has() { a11y_call -d org.freedesktop.DBus -o /org/freedesktop/DBus \
              -m org.freedesktop.DBus.NameHasOwner "$1" 2>/dev/null | grep -q true; }
 
 # ------------------------------------------------------------------ install
-do_install() {
-  local need=() p
-  for p in "${PACKAGES[@]}"; do
-    [[ $(dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null) == installed ]] || need+=("$p")
-  done
-  if ((${#need[@]} == 0)); then say "Debian packages: all ${#PACKAGES[@]} present"; return 0; fi
-  say "installing ${#need[@]} Debian packages: ${need[*]}"
-  local t0=$SECONDS
-  DEBIAN_FRONTEND=noninteractive apt-get update -q >&2
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
-    -o DPkg::Lock::Timeout=600 "${need[@]}" >&2
-  say "installed in $((SECONDS - t0))s"
-}
+do_install() { install_packages "${PACKAGES[@]}"; }
 
 # ------------------------------------------------------------------ components
 start_xvfb() {

@@ -27,13 +27,15 @@ WD=wayland-lsm
 EXTENSION=${LSM_WLBED_EXTENSION:-1}
 LSM=${LSM_BIN:-$ROOT/target/release/lsm}
 PY=/usr/bin/python3   # Debian's python: python3-gi for the test app and the Escape helper
-PACKAGES=(gnome-shell mutter xwayland pipewire wireplumber at-spi2-core dbus-daemon dbus-bin
+PACKAGES=(gnome-shell xwayland pipewire wireplumber at-spi2-core dbus-daemon dbus-bin
           libglib2.0-bin python3-gi gir1.2-gtk-3.0 gir1.2-atspi-2.0 python3-pyatspi
           gtk-3-examples gtk-4-examples qtbase5-examples qtwayland5 xterm
           gstreamer1.0-pipewire gstreamer1.0-tools gstreamer1.0-plugins-base)
 
 say() { printf '[wlbed %s] %s\n' "$(date +%T)" "$*" >&2; }
 die() { say "ERROR: $*"; exit 1; }
+# shellcheck source=tests/bed/apt.sh
+source "$(dirname "${BASH_SOURCE[0]}")/apt.sh"
 
 print_env() {
   cat <<EOF
@@ -78,19 +80,7 @@ spawn() { # spawn NAME CMD... in a new session, so `down` finds its whole tree
 }
 is_up() { alive "$(pid_of gnome-shell)" && alive "$(pid_of session-bus)"; }
 
-do_install() {
-  local need=() p
-  for p in "${PACKAGES[@]}"; do
-    [[ $(dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null) == installed ]] || need+=("$p")
-  done
-  if ((${#need[@]} == 0)); then say "Debian packages: all ${#PACKAGES[@]} present"; return 0; fi
-  say "installing ${#need[@]} Debian packages: ${need[*]}"
-  local t0=$SECONDS
-  DEBIAN_FRONTEND=noninteractive apt-get update -q >&2
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
-    -o DPkg::Lock::Timeout=600 "${need[@]}" >&2 || die "apt-get install failed"
-  say "installed in $((SECONDS - t0))s"
-}
+do_install() { install_packages "${PACKAGES[@]}" || die "apt-get install failed"; }
 
 # Presses Escape through mutter's own remote-desktop API: gnome-shell opens the overview at
 # start, which would cover the applications. The first keysym of a session is dropped: Shift first.

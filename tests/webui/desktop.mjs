@@ -7,26 +7,13 @@
 // ("machine|window title": also click on a connected worker's window).
 import { spawnSync } from "node:child_process";
 import { readFileSync, existsSync } from "node:fs";
-import { fileURLToPath } from "node:url";
-import path from "node:path";
-import { launch, login, pickWindow, pagePoint, sleep, waitFor } from "./lib.mjs";
+import { launch, login, pickWindow, pagePoint, probe, results, scenario, sleep, waitFor } from "./lib.mjs";
 
-const HERE = path.dirname(fileURLToPath(import.meta.url));
-const PROBE = path.join(HERE, "..", "lib", "atspi_probe.py");
 const URL_ = process.env.LSM_WEB_URL;
 const SECRET = process.env.LSM_WEB_SECRET;
 const APP_LOG = process.env.LSM_TESTAPP_LOG;
 const TITLE = "lsm test app";
 const APP = "lsm_testapp.py";
-
-/** One AT-SPI node of the test app by name (waits up to `wait` s), or null. */
-function probe(find, { match = "exact", wait = 5, app = APP } = {}) {
-  const r = spawnSync("/usr/bin/python3", [PROBE, "--app-name", app, "--find", find, "--match", match,
-    "--wait", String(wait), "--timeout", String(20 + wait)], { encoding: "utf8", timeout: (30 + wait) * 1000 });
-  if (r.status === 0) return JSON.parse(r.stdout);
-  if (r.status === 1) return null;
-  throw new Error(`atspi_probe --find ${find}: exit ${r.status}: ${r.stderr}`);
-}
 
 /** The test app's events since `since` (seconds since the epoch). */
 function events(since) {
@@ -63,21 +50,6 @@ async function clickOn(page, name, opts = {}) {
 }
 
 const now = () => Date.now() / 1000;
-const results = [];
-function report(scenario, ok, detail) {
-  const line = { scenario, ok, detail };
-  results.push(line);
-  console.log(JSON.stringify(line));
-}
-
-async function scenario(name, fn) {
-  try {
-    report(name, true, (await fn()) ?? null);
-  } catch (e) {
-    report(name, false, String(e && e.stack || e));
-  }
-}
-
 async function main() {
   if (!URL_ || !SECRET) throw new Error("LSM_WEB_URL and LSM_WEB_SECRET are required");
   const browser = await launch();

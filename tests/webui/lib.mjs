@@ -2,6 +2,11 @@
 // playwright-core, log in, pick a window, map window pixels to page pixels.
 import { chromium } from "playwright-core";
 import { existsSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import path from "node:path";
+
+const PROBE = path.join(path.dirname(fileURLToPath(import.meta.url)), "..", "lib", "atspi_probe.py");
 
 export function chromiumPath() {
   for (const p of [process.env.LSM_CHROMIUM, "/usr/bin/chromium", "/usr/bin/chromium-browser"]) {
@@ -75,4 +80,31 @@ export async function pagePoint(page, x, y) {
     },
     [x, y],
   );
+}
+
+/** Scenario results, one JSON line each on stdout: {"scenario", "ok", "detail"}. */
+export const results = [];
+export function report(scenario, ok, detail) {
+  const line = { scenario, ok, detail };
+  results.push(line);
+  console.log(JSON.stringify(line));
+}
+
+/** Runs one scenario; its return value is the detail, a throw makes it fail. */
+export async function scenario(name, fn) {
+  try {
+    report(name, true, (await fn()) ?? null);
+  } catch (e) {
+    report(name, false, String(e && e.stack || e));
+  }
+}
+
+/** One AT-SPI node of an application by name (waits up to `wait` s), or null; ground truth
+ * from tests/lib/atspi_probe.py with the system python. */
+export function probe(find, { match = "exact", wait = 5, app = "lsm_testapp.py" } = {}) {
+  const r = spawnSync("/usr/bin/python3", [PROBE, "--app-name", app, "--find", find, "--match", match,
+    "--wait", String(wait), "--timeout", String(20 + wait)], { encoding: "utf8", timeout: (30 + wait) * 1000 });
+  if (r.status === 0) return JSON.parse(r.stdout);
+  if (r.status === 1) return null;
+  throw new Error(`atspi_probe --find ${find}: exit ${r.status}: ${r.stderr}`);
 }

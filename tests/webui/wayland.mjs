@@ -3,39 +3,14 @@
 //
 // Environment: LSM_WEB_URL, LSM_WEB_SECRET; LSM_WL_OFFSET ("dx,dy": where the window starts in
 // the app's surface, from the shell, since GTK 3's AT-SPI extents count from the surface there).
-import { spawnSync } from "node:child_process";
-import { fileURLToPath } from "node:url";
-import path from "node:path";
-import { launch, login, pickWindow, pagePoint, sleep, waitFor } from "./lib.mjs";
+import { launch, login, pickWindow, pagePoint, probe, report, scenario, sleep, waitFor } from "./lib.mjs";
 
-const HERE = path.dirname(fileURLToPath(import.meta.url));
-const PROBE = path.join(HERE, "..", "lib", "atspi_probe.py");
 const [DX, DY] = (process.env.LSM_WL_OFFSET || "0,0").split(",").map(Number);
-
-function probe(find, { match = "exact", wait = 5 } = {}) {
-  const r = spawnSync("/usr/bin/python3", [PROBE, "--app-name", "lsm_testapp.py", "--find", find, "--match", match,
-    "--wait", String(wait), "--timeout", String(20 + wait)], { encoding: "utf8", timeout: (30 + wait) * 1000 });
-  if (r.status === 0) return JSON.parse(r.stdout);
-  if (r.status === 1) return null;
-  throw new Error(`atspi_probe --find ${find}: exit ${r.status}: ${r.stderr}`);
-}
 
 async function clickOn(page, name) {
   const e = probe(name).extents;
   const q = await pagePoint(page, Math.round(e.x - DX + e.width / 2), Math.round(e.y - DY + e.height / 2));
   await page.mouse.click(q.x, q.y);
-}
-
-function report(scenario, ok, detail) {
-  console.log(JSON.stringify({ scenario, ok, detail }));
-}
-
-async function scenario(name, fn) {
-  try {
-    report(name, true, (await fn()) ?? null);
-  } catch (e) {
-    report(name, false, String(e && e.stack || e));
-  }
 }
 
 async function main() {
