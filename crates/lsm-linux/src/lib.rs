@@ -1,6 +1,7 @@
-//! The Linux desktop backend of lsm: AT-SPI over D-Bus for elements and semantic actions, X11
-//! (XTest, GetImage/Composite) for windows, capture and raw input. Nothing connects until the
-//! first GUI call.
+//! The Linux desktop backend of lsm: AT-SPI over D-Bus for elements and semantic actions, and
+//! one window system for windows, capture and raw input (`windowing.rs`): X11 (XTest,
+//! GetImage/Composite), or on GNOME Wayland lsm's Shell extension and mutter's remote-desktop
+//! API (`wayland/`). Nothing connects until the first GUI call.
 
 mod app_name;
 pub mod atspi;
