@@ -184,3 +184,14 @@ def test_headless_no_gui_connect_before_first_gui_call(headless):
         print("connect() calls seen:\n" + "\n".join(after))
     finally:
         os.unlink(trace)
+
+
+def test_the_binary_links_only_the_c_runtime(lsm_bin):
+    """No GUI, PipeWire or GStreamer library is linked: the default binary starts on a machine
+    that has none (the Wayland frame helper is a separate program found at run time)."""
+    r = subprocess.run(["ldd", str(lsm_bin)], capture_output=True, text=True, timeout=30)
+    assert r.returncode == 0, r.stderr
+    libs = {line.split()[0] for line in r.stdout.splitlines() if line.strip()}
+    c_runtime = {"linux-vdso.so.1", "libgcc_s.so.1", "libm.so.6", "libc.so.6", "/lib64/ld-linux-x86-64.so.2",
+                 "libpthread.so.0", "libdl.so.2", "librt.so.1"}
+    assert libs <= c_runtime, f"linked beyond the C runtime: {sorted(libs - c_runtime)}"

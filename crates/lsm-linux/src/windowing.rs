@@ -106,6 +106,10 @@ impl LinuxBackend {
     pub(crate) async fn ws_capture(&self, w: &X11Window) -> GuiResult<Capture> {
         match self.gnome() {
             Some(g) => {
+                // A minimized window draws nothing: its stream would only repeat an old frame.
+                if w.minimized {
+                    return Err(crate::x11::minimized_error(w.id));
+                }
                 let (image, clipped) = g.capture_window(w.id).await?;
                 let mut gaps = Vec::new();
                 if clipped {
