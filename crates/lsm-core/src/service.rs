@@ -479,7 +479,10 @@ impl GuiService for LocalGui {
             query: query.clone(),
             ..observe
         };
-        let shooting = observe.screenshot;
+        // A backend that cannot capture (its `gui_list` notes say why) observes without the
+        // image; the observation says so instead of failing.
+        let can_shoot = backend.info().capabilities.iter().any(|c| c == "screenshot");
+        let shooting = observe.screenshot && can_shoot;
         let max_edge = self.limits.max_image_edge;
         let started = std::time::Instant::now();
         let (walked, shot) = tokio::join!(
@@ -538,6 +541,15 @@ impl GuiService for LocalGui {
                 "element list reached {} KiB; ask for fewer elements, a smaller max_depth or use query",
                 self.limits.elements_json_bytes / 1024
             ));
+        }
+        if observe.screenshot && !can_shoot {
+            let why = backend
+                .info()
+                .notes
+                .into_iter()
+                .find(|n| n.starts_with("no screenshots:"))
+                .unwrap_or_else(|| "no screenshots: this machine's backend cannot capture windows".into());
+            snap.notes.push(format!("{why} (the observation has no image)"));
         }
         let (screenshot, image) = match shot {
             Some((pixels, occluded, drawn_in, speculative, capture_notes)) => {

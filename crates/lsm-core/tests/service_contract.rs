@@ -39,7 +39,7 @@ impl DesktopBackend for Fake {
             name: "fake".into(),
             platform: "test".into(),
             session: "none".into(),
-            capabilities: vec![],
+            capabilities: vec!["screenshot".into()],
             notes: vec![],
         }
     }

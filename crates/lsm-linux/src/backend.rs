@@ -368,7 +368,11 @@ impl LinuxBackend {
         };
         let screenshot_helper = match ws {
             WindowSystem::X11(_) => None,
-            WindowSystem::Gnome(_) => crate::wayland::stream_frames::helper_missing(),
+            WindowSystem::Gnome(_) => {
+                tokio::task::spawn_blocking(crate::wayland::stream_frames::helper_missing)
+                    .await
+                    .unwrap_or_else(|e| Some(format!("checking the frame helper failed: {e}")))
+            }
         };
         Self {
             ws,
@@ -783,8 +787,9 @@ impl DesktopBackend for LinuxBackend {
         // The budget is the walk's own: finding the window and waiting for a fresh one to
         // settle are not charged to it.
         let deadline = Instant::now() + req.walk_budget;
+        // Without the frame helper the observation goes on without its image (said in a note).
         let capture = async {
-            if req.screenshot {
+            if req.screenshot && self.screenshot_helper.is_none() {
                 self.ws_capture(&win.win).await.map(Some)
             } else {
                 Ok(None)
@@ -917,6 +922,12 @@ impl DesktopBackend for LinuxBackend {
     }
 
     async fn capture(&self, window_id: &str) -> GuiResult<Snapshot> {
+        if let Some(why) = &self.screenshot_helper {
+            return Err(GuiError::new(
+                ErrorCode::UnsupportedAction,
+                format!("no screenshots: {why}"),
+            ));
+        }
         let win = self.x11_window(window_id).await?;
         let shot = self.ws_capture(&win.win).await?;
         let mut notes = capture_notes(&shot);

@@ -21,19 +21,64 @@ pub const FIRST_FRAME_WAIT: Duration = Duration::from_secs(3);
 
 const PNG_SIGNATURE: [u8; 8] = [0x89, b'P', b'N', b'G', b'\r', b'\n', 0x1a, b'\n'];
 
-/// Why the frame helper cannot run here (None: it can), checked once at connect: the program
-/// and GStreamer's PipeWire source must both be installed.
+/// GStreamer elements the helper's pipeline uses, and the Debian/Ubuntu package of each.
+const ELEMENTS: &[(&str, &str)] = &[
+    ("pipewiresrc", "gstreamer1.0-pipewire"),
+    ("videoconvert", "gstreamer1.0-plugins-base"),
+    ("pngenc", "gstreamer1.0-plugins-good"),
+    ("fdsink", "gstreamer1.0-tools"),
+];
+
+/// Why the frame helper cannot run here (None: it can), checked once when the backend
+/// connects (never at server start): the program and each element of its pipeline.
 pub fn helper_missing() -> Option<String> {
     let found = std::env::var_os("PATH")
         .map(|p| std::env::split_paths(&p).any(|d| d.join(GST_LAUNCH).is_file()))
         .unwrap_or(false);
     if !found {
         return Some(format!(
-            "{GST_LAUNCH} is not installed (Debian/Ubuntu: gstreamer1.0-tools and gstreamer1.0-pipewire), so lsm cannot \
-             read window pixels from mutter's screen-cast streams; elements and input work"
+            "{GST_LAUNCH} is not installed (Debian/Ubuntu: gstreamer1.0-tools, gstreamer1.0-pipewire, \
+             gstreamer1.0-plugins-good), so lsm cannot read window pixels from mutter's screen-cast streams; elements \
+             and input work"
         ));
     }
-    None
+    let missing: Vec<String> = ELEMENTS
+        .iter()
+        .filter(|(element, _)| !element_exists(element))
+        .map(|(element, package)| format!("{element} ({package})"))
+        .collect();
+    (!missing.is_empty()).then(|| {
+        format!(
+            "GStreamer lacks {}, so lsm cannot read window pixels from mutter's screen-cast streams; elements and \
+             input work",
+            missing.join(", ")
+        )
+    })
+}
+
+/// `gst-inspect-1.0 NAME` succeeds, within 5 s.
+fn element_exists(name: &str) -> bool {
+    let Ok(mut child) = Command::new("gst-inspect-1.0")
+        .arg(name)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+    else {
+        return false;
+    };
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        match child.try_wait() {
+            Ok(Some(status)) => return status.success(),
+            Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(10)),
+            _ => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return false;
+            }
+        }
+    }
 }
 
 /// Splits a byte stream into whole PNG files (signature, chunks, IEND).
