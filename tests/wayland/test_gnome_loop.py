@@ -248,3 +248,15 @@ def test_no_unsafe_mode_was_needed():
                         "/org/gnome/Shell", "--method", "org.gnome.Shell.Eval", "1"],
                        capture_output=True, text=True, timeout=10)
     assert "(false," in r.stdout, r.stdout + r.stderr
+
+
+def test_window_ids_outlive_the_server(app):
+    """Window ids come from the shell's own window numbers: a second lsm process (same shell
+    session) knows the first one's ids without listing first."""
+    from conftest import lsm_env
+    from lsm_mcp import mcp_stdio
+
+    s, win = app
+    with mcp_stdio(env=lsm_env()) as other:
+        st = other.call_ok("gui_state", {"window_id": win["window_id"], "screenshot": False})
+    assert st["window"]["title"] == TITLE and st["window"]["pid"] == win["pid"]

@@ -256,17 +256,15 @@ impl Gnome {
         Ok(list.windows.iter().map(|w| self.to_window(w)).collect())
     }
 
-    /// One window now (None when it is gone).
+    /// One window now (None when it is gone). A window id from an earlier lsm process of the
+    /// same shell session is found too: handles are the mutter ids' low bits.
     pub async fn window(&self, handle: u32) -> GuiResult<Option<X11Window>> {
-        let Ok(id) = self.mutter_id(handle) else {
-            return Ok(None);
-        };
         let list = self.list().await?;
         Ok(list
             .windows
             .iter()
-            .find(|w| w.id == id)
-            .map(|w| self.to_window(w)))
+            .map(|w| self.to_window(w))
+            .find(|w| w.id == handle))
     }
 
     /// The extension's record of a window as of the last list.

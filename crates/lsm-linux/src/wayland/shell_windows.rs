@@ -129,13 +129,16 @@ impl ShellList {
     }
 }
 
-/// Mutter id <-> 32-bit handle, allocated on first sight (handle 0 is never used: it means
-/// "no window" elsewhere).
+/// Mutter id <-> 32-bit handle. A handle is the id's low 32 bits (mutter numbers windows one
+/// after another, so they are unique within a shell session and the same across lsm restarts,
+/// as X11 window ids are); only on a clash (or 0, which means "no window" elsewhere) is another
+/// one taken, counting down from the top.
 #[derive(Debug, Default)]
 pub struct Handles {
     by_id: HashMap<u64, u32>,
     by_handle: HashMap<u32, u64>,
-    next: u32,
+    /// The last handle taken on a clash (counting down from u32::MAX).
+    spare: u32,
 }
 
 impl Handles {
@@ -143,8 +146,14 @@ impl Handles {
         if let Some(h) = self.by_id.get(&id) {
             return *h;
         }
-        self.next = self.next.wrapping_add(1).max(1);
-        let h = self.next;
+        let mut h = id as u32;
+        while h == 0 || self.by_handle.contains_key(&h) {
+            self.spare = match self.spare {
+                0 | 1 => u32::MAX,
+                n => n - 1,
+            };
+            h = self.spare;
+        }
         self.by_id.insert(id, h);
         self.by_handle.insert(h, id);
         h
@@ -217,18 +226,22 @@ mod tests {
         let mut h = Handles::default();
         let a = to_window(&list.windows[0], &mut h);
         let b = to_window(&list.windows[1], &mut h);
-        assert_eq!((a.id, b.id), (1, 2));
-        assert_eq!(b.transient_for, Some(1));
+        // The low 32 bits: 4255441650 as is, 4294967301 (2^32 + 5) as 5.
+        assert_eq!((a.id, b.id), (4255441650, 5));
+        assert_eq!(b.transient_for, Some(4255441650));
         assert!(b.modal && b.focused);
-        assert_eq!(h.id(2), Some(4294967301));
+        assert_eq!(h.id(5), Some(4294967301));
         assert_eq!(
             to_window(&list.windows[0], &mut h).id,
-            1,
+            4255441650,
             "same window, same handle"
         );
+        // A clash (another id with the same low bits) and id 0 get other handles.
+        assert_eq!(h.handle(5), u32::MAX);
+        assert_eq!(h.handle(1 << 33), u32::MAX - 1);
         h.retain(&[4294967301]);
-        assert_eq!(h.id(1), None);
-        assert_eq!(h.id(2), Some(4294967301));
+        assert_eq!(h.id(4255441650), None);
+        assert_eq!(h.id(5), Some(4294967301));
         assert_eq!(a.bounds, Rect::new(0, 32, 1415, 732));
         assert_eq!(a.pid, Some(12549));
         assert_eq!(a.instance, "org.gtk.WidgetFactory");
