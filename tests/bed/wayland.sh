@@ -46,7 +46,8 @@ export XDG_SESSION_TYPE=wayland
 export XDG_CURRENT_DESKTOP=GNOME
 export LSM_WLBED_DIR=$DIR
 export LSM_WLBED_HOME=$HOMED
-unset DISPLAY AT_SPI_BUS_ADDRESS
+export GSETTINGS_BACKEND=dconf
+unset DISPLAY AT_SPI_BUS_ADDRESS GDK_BACKEND QT_QPA_PLATFORM GSK_RENDERER LSM_TESTAPP_LOG XAUTHORITY
 EOF
 }
 
@@ -57,7 +58,9 @@ daemon_env() {
   export DBUS_SESSION_BUS_ADDRESS=unix:path=$RUN/bus
   export DBUS_SYSTEM_BUS_ADDRESS=unix:path=$RUN/system_bus_socket
   export GSETTINGS_BACKEND=dconf NO_AT_BRIDGE=0
-  unset DISPLAY AT_SPI_BUS_ADDRESS
+  # Nothing of an X11 session this shell may have inherited (the X11 bed's env in run-all):
+  # its GDK_BACKEND=x11 would keep GTK from starting here.
+  unset DISPLAY AT_SPI_BUS_ADDRESS GDK_BACKEND QT_QPA_PLATFORM GSK_RENDERER LSM_TESTAPP_LOG XAUTHORITY
 }
 
 alive() { # a zombie (no init reaps it in a container) is not alive
