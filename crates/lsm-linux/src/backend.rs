@@ -955,10 +955,15 @@ impl DesktopBackend for LinuxBackend {
         // Input to a window under a modal dialog is lost (or lands in the dialog): refuse it,
         // checked now, since the dialog may have opened after the observation.
         let xid = parse_window_id(&window.window_id)?;
+        // GNOME: the action works from the windows as they are now, and what comes after it (the
+        // next action's window check) does not see the list from before it.
+        self.ws_forget_windows().await;
         if let Some(dialog) = self.blocker_of(xid, window.pid).await? {
             return Err(self.blocked(&window.window_id, dialog).await);
         }
-        self.run_action(window, action).await
+        let done = self.run_action(window, action).await;
+        self.ws_forget_windows().await;
+        done
     }
 }
 

@@ -68,6 +68,14 @@ impl LinuxBackend {
         }
     }
 
+    /// Drops a remembered window list (GNOME shares one among an observation's lookups): the
+    /// next lookup reads the windows afresh.
+    pub(crate) async fn ws_forget_windows(&self) {
+        if let Some(g) = self.gnome() {
+            g.forget_list().await;
+        }
+    }
+
     pub(crate) async fn ws_list_windows(&self) -> GuiResult<Vec<X11Window>> {
         match self.gnome() {
             Some(g) => g.list_windows().await,

@@ -206,6 +206,11 @@ impl Gnome {
         Ok(list)
     }
 
+    /// Forgets the shared list (after input, windows may have changed).
+    pub async fn forget_list(&self) {
+        *self.list_cache.lock().await = None;
+    }
+
     /// The extension's list now, remembered for the calls that follow.
     async fn list_now(&self) -> GuiResult<ShellList> {
         let t0 = Instant::now();
