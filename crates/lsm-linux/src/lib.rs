@@ -19,6 +19,7 @@ mod perform;
 mod perform_check;
 pub mod session;
 mod shm;
+mod view;
 mod walk;
 pub mod wayland;
 mod windowing;

@@ -17,14 +17,8 @@ use zbus::zvariant::{OwnedFd, OwnedObjectPath, OwnedValue, Value};
 const RD_NAME: &str = "org.gnome.Mutter.RemoteDesktop";
 const RD_PATH: &str = "/org/gnome/Mutter/RemoteDesktop";
 const RD_SESSION: &str = "org.gnome.Mutter.RemoteDesktop.Session";
-/// The text types we offer.
-pub const TEXT_MIMES: &[&str] = &[
-    "text/plain;charset=utf-8",
-    "text/plain",
-    "UTF8_STRING",
-    "STRING",
-    "TEXT",
-];
+/// The text types we offer: UTF-8 ones only (X11's `STRING` and `TEXT` are Latin-1).
+pub const TEXT_MIMES: &[&str] = &["text/plain;charset=utf-8", "text/plain", "UTF8_STRING"];
 /// Bound on what we save of the user's clipboard (all its types together).
 const MAX_SAVED: usize = 32 << 20;
 /// How long the first owner report may take after our clipboard was enabled.

@@ -31,6 +31,10 @@ const FRAME_AFTER_INPUT: Duration = Duration::from_millis(120);
 /// its dialogs, the screen) share one call into the shell.
 const LIST_FRESH: Duration = Duration::from_millis(30);
 const MAX_CLICKS: u32 = 3;
+/// After a paste was served, how long no further request must come before the user's
+/// clipboard is put back, and the bound on that wait.
+const PASTE_QUIET: Duration = Duration::from_millis(150);
+const PASTE_SETTLE: Duration = Duration::from_millis(1000);
 /// How long the focused application may take to ask for pasted text.
 const PASTE_WAIT: Duration = Duration::from_millis(1500);
 const MAX_SCROLL: i32 = 50;
@@ -533,9 +537,20 @@ impl Gnome {
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
         let taken = cb.served() > before;
-        // An application may ask for the text a second time (another type); give it a moment.
+        // GTK asks a second time (another type) tens of ms later, more under load, and a new
+        // selection would cancel that request: put the user's content back only once no request
+        // came for PASTE_QUIET (bounded).
         if taken {
-            tokio::time::sleep(Duration::from_millis(50)).await;
+            let until = Instant::now() + PASTE_SETTLE;
+            let mut seen = cb.served();
+            loop {
+                tokio::time::sleep(PASTE_QUIET).await;
+                let now = cb.served();
+                if now == seen || Instant::now() >= until {
+                    break;
+                }
+                seen = now;
+            }
         }
         let restored = cb.set(saved).await;
         pasted?;

@@ -71,8 +71,6 @@ pub struct WindowSession {
     stream: OwnedObjectPath,
     /// The stream's PipeWire node.
     pub node: u32,
-    /// Size of the stream's frames as mutter announced it.
-    pub stream_size: Option<(i32, i32)>,
 }
 
 impl WindowSession {
@@ -128,22 +126,11 @@ impl WindowSession {
         .ok()
         .flatten()
         .ok_or_else(|| GuiError::timeout("mutter's window stream to appear on PipeWire"))?;
-        let params: OwnedValue = call(
-            conn,
-            SC_NAME,
-            stream.as_str(),
-            "org.freedesktop.DBus.Properties",
-            "Get",
-            &(SC_STREAM, "Parameters"),
-        )
-        .await?;
-        let stream_size = stream_size(&params);
         let s = Self {
             conn: conn.clone(),
             rd,
             stream,
             node,
-            stream_size,
         };
         // Mutter drops the first keysym of a session.
         s.keysym(PRIMING_KEYSYM, true).await?;
@@ -180,27 +167,6 @@ impl WindowSession {
     /// Ends the session (also ended when our connection closes).
     pub async fn stop(&self) {
         let _ = self.rd_call("Stop", &()).await;
-    }
-
-    pub fn connection(&self) -> &zbus::Connection {
-        &self.conn
-    }
-
-    pub fn rd_path(&self) -> &str {
-        self.rd.as_str()
-    }
-}
-
-/// `size` from a stream's `Parameters` (`a{sv}` with `size` = `(ii)`).
-fn stream_size(params: &OwnedValue) -> Option<(i32, i32)> {
-    let Value::Dict(d) = &**params else { return None };
-    let v: Value = d.get::<&str, Value>(&"size").ok().flatten()?;
-    match v {
-        Value::Structure(s) => match s.fields() {
-            [Value::I32(w), Value::I32(h)] => Some((*w, *h)),
-            _ => None,
-        },
-        _ => None,
     }
 }
 
