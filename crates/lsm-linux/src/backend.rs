@@ -587,7 +587,79 @@ impl DesktopBackend for LinuxBackend {
     }
 
     async fn observe(&self, window_id: &str, req: &ObserveRequest) -> GuiResult<Snapshot> {
-        let mut win = self.x11_window(window_id).await?;
+        // On GNOME, asking the shell where the window is costs a pass of its main loop (7-15 ms
+        // while it renders). The walk starts from the window's record of the last list while
+        // the shell is asked, and stands only when that record is still exactly the window's;
+        // otherwise the window is looked at again where it is now.
+        if let Some(g) = self.gnome() {
+            let xid = parse_window_id(window_id)?;
+            if let Ok(known) = g.shell_window(xid) {
+                let known_view = self.view(g.window_of(&known));
+                let (now, looked) = tokio::join!(g.shell_window_now(xid), self.observe_view(known_view, req));
+                match now? {
+                    None => return Err(GuiError::window_not_found(window_id)),
+                    Some(now) if now == known => return looked,
+                    Some(_) => {
+                        tracing::debug!("observe {window_id}: the window changed during the walk; again")
+                    }
+                }
+            }
+        }
+        let win = self.x11_window(window_id).await?;
+        self.observe_view(win, req).await
+    }
+
+    async fn capture(&self, window_id: &str) -> GuiResult<Snapshot> {
+        if let Some(why) = &self.screenshot_helper {
+            return Err(GuiError::new(
+                ErrorCode::UnsupportedAction,
+                format!("no screenshots: {why}"),
+            ));
+        }
+        let win = self.x11_window(window_id).await?;
+        let shot = self.ws_capture(&win.win).await?;
+        let mut notes = capture_notes(&shot);
+        if win.win.minimized {
+            notes.push(MINIMIZED_NOTE.into());
+        }
+        // The accessible-process list of the last look is enough here; the walk beside this
+        // call refreshes it.
+        let pids = self.a11y_pids.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        Ok(Snapshot {
+            window: self.info_of(&win, &pids),
+            scale: self.image_scale(&win),
+            elements: Vec::new(),
+            truncated: false,
+            truncated_reason: None,
+            screenshot: Some(Screenshot {
+                image: shot.image,
+                occluded: shot.occluded,
+            }),
+            notes,
+        })
+    }
+
+    async fn perform(&self, window: &WindowInfo, action: &BackendAction) -> GuiResult<ActionOutcome> {
+        // Input to a window under a modal dialog is lost (or lands in the dialog): refuse it,
+        // checked now, since the dialog may have opened after the observation.
+        let xid = parse_window_id(&window.window_id)?;
+        // GNOME: the action works from the windows as they are now, and what comes after it (the
+        // next action's window check) does not see the list from before it.
+        self.ws_forget_windows().await;
+        if let Some(dialog) = self.blocker_of(xid, window.pid).await? {
+            return Err(self.blocked(&window.window_id, dialog).await);
+        }
+        let done = self.run_action(window, action).await;
+        self.ws_forget_windows().await;
+        done
+    }
+}
+
+impl LinuxBackend {
+    /// Observes the window as `win` describes it (`observe` says which record that is).
+    async fn observe_view(&self, mut win: View, req: &ObserveRequest) -> GuiResult<Snapshot> {
+        let window_id = format_window_id(win.win.id);
+        let window_id = window_id.as_str();
         let xid = win.win.id;
         // Find the frame first: it tells the window's scale, which the walk's offsets need.
         let looked = Instant::now();
@@ -753,51 +825,6 @@ impl DesktopBackend for LinuxBackend {
             screenshot,
             notes,
         })
-    }
-
-    async fn capture(&self, window_id: &str) -> GuiResult<Snapshot> {
-        if let Some(why) = &self.screenshot_helper {
-            return Err(GuiError::new(
-                ErrorCode::UnsupportedAction,
-                format!("no screenshots: {why}"),
-            ));
-        }
-        let win = self.x11_window(window_id).await?;
-        let shot = self.ws_capture(&win.win).await?;
-        let mut notes = capture_notes(&shot);
-        if win.win.minimized {
-            notes.push(MINIMIZED_NOTE.into());
-        }
-        // The accessible-process list of the last look is enough here; the walk beside this
-        // call refreshes it.
-        let pids = self.a11y_pids.lock().unwrap_or_else(|p| p.into_inner()).clone();
-        Ok(Snapshot {
-            window: self.info_of(&win, &pids),
-            scale: self.image_scale(&win),
-            elements: Vec::new(),
-            truncated: false,
-            truncated_reason: None,
-            screenshot: Some(Screenshot {
-                image: shot.image,
-                occluded: shot.occluded,
-            }),
-            notes,
-        })
-    }
-
-    async fn perform(&self, window: &WindowInfo, action: &BackendAction) -> GuiResult<ActionOutcome> {
-        // Input to a window under a modal dialog is lost (or lands in the dialog): refuse it,
-        // checked now, since the dialog may have opened after the observation.
-        let xid = parse_window_id(&window.window_id)?;
-        // GNOME: the action works from the windows as they are now, and what comes after it (the
-        // next action's window check) does not see the list from before it.
-        self.ws_forget_windows().await;
-        if let Some(dialog) = self.blocker_of(xid, window.pid).await? {
-            return Err(self.blocked(&window.window_id, dialog).await);
-        }
-        let done = self.run_action(window, action).await;
-        self.ws_forget_windows().await;
-        done
     }
 }
 

@@ -61,7 +61,7 @@ impl WindowSystem {
 }
 
 impl LinuxBackend {
-    fn gnome(&self) -> Option<&Arc<Gnome>> {
+    pub(crate) fn gnome(&self) -> Option<&Arc<Gnome>> {
         match &self.ws {
             WindowSystem::Gnome(g) => Some(g),
             WindowSystem::X11(_) => None,

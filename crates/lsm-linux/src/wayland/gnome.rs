@@ -276,6 +276,18 @@ impl Gnome {
             .find(|w| w.id == handle))
     }
 
+    /// The X11-shaped record of a shell window.
+    pub fn window_of(&self, w: &ShellWindow) -> X11Window {
+        self.to_window(w)
+    }
+
+    /// The extension's record of a window now (as `window`: a list shared within
+    /// `LIST_FRESH`): None when the window is gone.
+    pub async fn shell_window_now(&self, handle: u32) -> GuiResult<Option<ShellWindow>> {
+        let id = self.mutter_id(handle)?;
+        Ok(self.list().await?.windows.into_iter().find(|w| w.id == id))
+    }
+
     /// The extension's record of a window as of the last list.
     pub fn shell_window(&self, handle: u32) -> GuiResult<ShellWindow> {
         let id = self.mutter_id(handle)?;
