@@ -4,7 +4,8 @@
 //! long-lived helper per window (`stream_frames.rs`).
 
 use super::clipboard::{Clipboard, Content};
-use super::mutter::{self, WindowSession, INPUT_GAP};
+use super::input::{self, RemoteInput};
+use super::mutter::{self, WindowSession};
 use super::shell_windows::{self, Handles, ShellList, ShellWindow};
 use super::stream_frames::{self, FrameReader};
 use crate::x11::X11Window;
@@ -19,25 +20,18 @@ const EXT_IFACE: &str = "dev.lsm.Windows";
 /// How long a raised window may take to get the focus.
 const FOCUS_WAIT: Duration = Duration::from_millis(800);
 const FOCUS_POLL: Duration = Duration::from_millis(25);
-/// Drag: steps and the pause between them (toolkits need motion past their drag threshold).
-const DRAG_STEPS: i32 = 8;
-const DRAG_STEP_PAUSE: Duration = Duration::from_millis(20);
-/// Pause between clicks of a double click.
-const CLICK_GAP: Duration = Duration::from_millis(60);
 /// Right after input to a window, a screenshot waits this long at most for the frame that
 /// shows its effect.
 const FRAME_AFTER_INPUT: Duration = Duration::from_millis(120);
 /// How long one window list is reused: the several lookups of one observation (the window,
 /// its dialogs, the screen) share one call into the shell.
 const LIST_FRESH: Duration = Duration::from_millis(30);
-const MAX_CLICKS: u32 = 3;
 /// After a paste was served, how long no further request must come before the user's
 /// clipboard is put back, and the bound on that wait.
 const PASTE_QUIET: Duration = Duration::from_millis(150);
 const PASTE_SETTLE: Duration = Duration::from_millis(1000);
 /// How long the focused application may take to ask for pasted text.
 const PASTE_WAIT: Duration = Duration::from_millis(1500);
-const MAX_SCROLL: i32 = 50;
 
 /// What the user must do when the extension does not answer.
 pub fn extension_missing_message(detail: &str) -> String {
@@ -417,98 +411,36 @@ impl Gnome {
     }
 
     pub async fn click(&self, handle: u32, p: Point, button: MouseButton, count: u32) -> GuiResult<()> {
-        if count == 0 || count > MAX_CLICKS {
-            return Err(GuiError::invalid(format!(
-                "click count must be 1..={MAX_CLICKS}, not {count}"
-            )));
-        }
-        let (x, y) = self.buffer_point(handle, p)?;
-        let code = mutter::button_code(button);
-        self.with_session(handle, |s| async move {
-            // Away first: a motion to where the pointer already is may not be delivered.
-            s.motion(x + 1.0, y + 1.0).await?;
-            s.motion(x, y).await?;
-            tokio::time::sleep(INPUT_GAP).await;
-            for i in 0..count {
-                if i > 0 {
-                    tokio::time::sleep(CLICK_GAP).await;
-                }
-                s.button(code, true).await?;
-                tokio::time::sleep(INPUT_GAP).await;
-                s.button(code, false).await?;
-            }
-            Ok(())
-        })
+        input::check_click_count(count)?;
+        let at = self.buffer_point(handle, p)?;
+        self.with_session(
+            handle,
+            |s| async move { input::click(&*s, at, button, count).await },
+        )
         .await
     }
 
     pub async fn drag(&self, handle: u32, from: Point, to: Point, button: MouseButton) -> GuiResult<()> {
-        let (fx, fy) = self.buffer_point(handle, from)?;
-        let (tx, ty) = self.buffer_point(handle, to)?;
-        let code = mutter::button_code(button);
-        self.with_session(handle, |s| async move {
-            s.motion(fx, fy).await?;
-            tokio::time::sleep(INPUT_GAP).await;
-            s.button(code, true).await?;
-            let mut result = Ok(());
-            for i in 1..=DRAG_STEPS {
-                tokio::time::sleep(DRAG_STEP_PAUSE).await;
-                let k = i as f64 / DRAG_STEPS as f64;
-                result = s.motion(fx + (tx - fx) * k, fy + (ty - fy) * k).await;
-                if result.is_err() {
-                    break;
-                }
-            }
-            tokio::time::sleep(INPUT_GAP).await;
-            // Always release, so no button stays held.
-            let released = s.button(code, false).await;
-            result.and(released)
-        })
+        let (from, to) = (self.buffer_point(handle, from)?, self.buffer_point(handle, to)?);
+        self.with_session(
+            handle,
+            |s| async move { input::drag(&*s, from, to, button).await },
+        )
         .await
     }
 
     pub async fn scroll(&self, handle: u32, at: Point, dx: i32, dy: i32) -> GuiResult<()> {
-        if dx.abs() > MAX_SCROLL || dy.abs() > MAX_SCROLL {
-            return Err(GuiError::invalid(format!(
-                "scroll deltas must be within ±{MAX_SCROLL}"
-            )));
-        }
-        let (x, y) = self.buffer_point(handle, at)?;
-        self.with_session(handle, |s| async move {
-            s.motion(x, y).await?;
-            tokio::time::sleep(INPUT_GAP).await;
-            for (axis, steps) in [(0u32, dy), (1, dx)] {
-                for _ in 0..steps.unsigned_abs() {
-                    s.axis_discrete(axis, steps.signum()).await?;
-                }
-            }
-            Ok(())
-        })
-        .await
+        input::check_scroll(dx, dy)?;
+        let at = self.buffer_point(handle, at)?;
+        self.with_session(handle, |s| async move { input::scroll(&*s, at, dx, dy).await })
+            .await
     }
 
     pub async fn key_combo(&self, handle: u32, combo: &KeyCombo) -> GuiResult<()> {
-        let keysym = combo.key.as_deref().map(crate::x11::key_keysym).transpose()?;
-        let mods: Vec<u32> = combo.modifiers.iter().map(|m| modifier_keysym(*m)).collect();
+        let (mods, key) = input::combo_keysyms(combo)?;
         self.with_session(handle, |s| {
             let mods = mods.clone();
-            async move {
-                for &m in &mods {
-                    s.keysym(m, true).await?;
-                }
-                let pressed = match keysym {
-                    Some(k) => match s.keysym(k, true).await {
-                        Ok(()) => s.keysym(k, false).await,
-                        Err(e) => Err(e),
-                    },
-                    None => Ok(()),
-                };
-                let mut released = Ok(());
-                for &m in mods.iter().rev() {
-                    released = released.and(s.keysym(m, false).await);
-                }
-                pressed.and(released)
-            }
+            async move { input::key_combo(&*s, &mods, key).await }
         })
         .await
     }
@@ -518,13 +450,7 @@ impl Gnome {
         let syms = crate::x11::text_keysyms(text)?;
         self.with_session(handle, |s| {
             let syms = syms.clone();
-            async move {
-                for k in syms {
-                    s.keysym(k, true).await?;
-                    s.keysym(k, false).await?;
-                }
-                Ok(())
-            }
+            async move { input::type_keysyms(&*s, &syms).await }
         })
         .await
     }
@@ -644,16 +570,6 @@ impl Gnome {
         }
         let clipped = crop.width < full.0 as i32 || crop.height < full.1 as i32;
         Ok((out, clipped))
-    }
-}
-
-/// The keysym of a modifier (the left key).
-fn modifier_keysym(m: Modifier) -> u32 {
-    match m {
-        Modifier::Ctrl => 0xffe3,
-        Modifier::Alt => 0xffe9,
-        Modifier::Shift => 0xffe1,
-        Modifier::Meta => 0xffeb,
     }
 }
 

@@ -8,6 +8,7 @@ pub mod clipboard;
 pub mod coords;
 pub mod gnome;
 pub mod gnome_setup;
+pub mod input;
 pub mod mutter;
 pub mod shell_windows;
 pub mod stream_frames;

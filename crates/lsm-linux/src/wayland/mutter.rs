@@ -9,6 +9,8 @@
 //! first), and a press and release sent back to back can be missed by GTK 4 (we pause
 //! `INPUT_GAP` between motion, press and release).
 
+use super::input::RemoteInput;
+use async_trait::async_trait;
 use lsm_core::{GuiError, GuiResult};
 use std::collections::HashMap;
 use std::time::Duration;
@@ -24,15 +26,9 @@ const SC_STREAM: &str = "org.gnome.Mutter.ScreenCast.Stream";
 
 /// Bound on one call into mutter.
 pub const CALL_TIMEOUT: Duration = Duration::from_secs(3);
-/// Pause between pointer motion, press and release.
-pub const INPUT_GAP: Duration = Duration::from_millis(50);
 /// How long a new stream may take to appear on PipeWire.
 const STREAM_WAIT: Duration = Duration::from_secs(3);
 
-/// Linux input button codes (`BTN_LEFT`…), what `NotifyPointerButton` takes.
-pub const BTN_LEFT: i32 = 0x110;
-pub const BTN_RIGHT: i32 = 0x111;
-pub const BTN_MIDDLE: i32 = 0x112;
 /// `XK_Shift_L`: sent once at the start of a session, whose first keysym mutter drops.
 const PRIMING_KEYSYM: u32 = 0xffe1;
 
@@ -145,36 +141,29 @@ impl WindowSession {
         call::<B, ()>(&self.conn, RD_NAME, self.rd.as_str(), RD_SESSION, method, body).await
     }
 
-    /// Moves the pointer to (x, y) in the window's buffer (logical px).
-    pub async fn motion(&self, x: f64, y: f64) -> GuiResult<()> {
-        self.rd_call("NotifyPointerMotionAbsolute", &(self.stream.as_str(), x, y))
-            .await
-    }
-
-    pub async fn button(&self, code: i32, pressed: bool) -> GuiResult<()> {
-        self.rd_call("NotifyPointerButton", &(code, pressed)).await
-    }
-
-    /// Discrete scroll steps: axis 0 vertical (positive: down), 1 horizontal (positive: right).
-    pub async fn axis_discrete(&self, axis: u32, steps: i32) -> GuiResult<()> {
-        self.rd_call("NotifyPointerAxisDiscrete", &(axis, steps)).await
-    }
-
-    pub async fn keysym(&self, keysym: u32, pressed: bool) -> GuiResult<()> {
-        self.rd_call("NotifyKeyboardKeysym", &(keysym, pressed)).await
-    }
-
     /// Ends the session (also ended when our connection closes).
     pub async fn stop(&self) {
         let _ = self.rd_call("Stop", &()).await;
     }
 }
 
-/// The button code for lsm's button names.
-pub fn button_code(button: lsm_core::MouseButton) -> i32 {
-    match button {
-        lsm_core::MouseButton::Left => BTN_LEFT,
-        lsm_core::MouseButton::Right => BTN_RIGHT,
-        lsm_core::MouseButton::Middle => BTN_MIDDLE,
+#[async_trait]
+impl RemoteInput for WindowSession {
+    /// Moves the pointer to (x, y) in the window's buffer (logical px).
+    async fn motion(&self, x: f64, y: f64) -> GuiResult<()> {
+        self.rd_call("NotifyPointerMotionAbsolute", &(self.stream.as_str(), x, y))
+            .await
+    }
+
+    async fn button(&self, code: i32, pressed: bool) -> GuiResult<()> {
+        self.rd_call("NotifyPointerButton", &(code, pressed)).await
+    }
+
+    async fn axis_discrete(&self, axis: u32, steps: i32) -> GuiResult<()> {
+        self.rd_call("NotifyPointerAxisDiscrete", &(axis, steps)).await
+    }
+
+    async fn keysym(&self, keysym: u32, pressed: bool) -> GuiResult<()> {
+        self.rd_call("NotifyKeyboardKeysym", &(keysym, pressed)).await
     }
 }
