@@ -10,5 +10,6 @@ pub mod gnome;
 pub mod gnome_setup;
 pub mod input;
 pub mod mutter;
+pub mod portal;
 pub mod shell_windows;
 pub mod stream_frames;

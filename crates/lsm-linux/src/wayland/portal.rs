@@ -1,0 +1,292 @@
+//! The XDG desktop portal's RemoteDesktop interface (`org.freedesktop.portal.RemoteDesktop`):
+//! keyboard and pointer input for a desktop whose compositor has no API of its own for it (KDE
+//! Plasma). A portal call answers with a Request object whose `Response` signal carries the
+//! result; we subscribe to that object before calling, so the answer cannot be missed.
+//!
+//! Without a screen-cast stream in the session, the portal moves the pointer only relatively;
+//! `motion` therefore first pushes the pointer into the top-left corner of the layout (where
+//! the compositor clamps it) and then moves it by the point's coordinates. Measured on kwin
+//! 5.27: fake-input motion is not accelerated, so the pointer lands on the exact logical pixel.
+
+use super::input::RemoteInput;
+use async_trait::async_trait;
+use lsm_core::{GuiError, GuiResult};
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Mutex;
+use std::time::Duration;
+use zbus::zvariant::{OwnedObjectPath, OwnedValue, Value};
+
+const PORTAL: &str = "org.freedesktop.portal.Desktop";
+const PORTAL_PATH: &str = "/org/freedesktop/portal/desktop";
+const REMOTE_DESKTOP: &str = "org.freedesktop.portal.RemoteDesktop";
+const REQUEST: &str = "org.freedesktop.portal.Request";
+const SESSION: &str = "org.freedesktop.portal.Session";
+/// Bound on a call into the portal, and on a request's answer when no dialog is expected.
+pub const CALL_TIMEOUT: Duration = Duration::from_secs(5);
+/// Device types: keyboard | pointer.
+const DEVICES_KEYBOARD_POINTER: u32 = 1 | 2;
+/// How far the pointer is pushed to reach the layout's top-left corner.
+const CORNER_PUSH: f64 = -100_000.0;
+
+static TOKENS: AtomicU32 = AtomicU32::new(0);
+
+fn token() -> String {
+    format!(
+        "lsm{}_{}",
+        std::process::id(),
+        TOKENS.fetch_add(1, Ordering::Relaxed)
+    )
+}
+
+/// The Request object path the portal will use for `token` (from the spec: the sender's unique
+/// name without the leading ':' and with '.' as '_').
+pub fn request_path(unique_name: &str, token: &str) -> String {
+    let sender = unique_name.trim_start_matches(':').replace('.', "_");
+    format!("{PORTAL_PATH}/request/{sender}/{token}")
+}
+
+/// What a Request's `Response` code means.
+pub fn response_error(method: &str, code: u32) -> Option<GuiError> {
+    match code {
+        0 => None,
+        1 => Some(GuiError::unavailable(format!(
+            "the desktop portal's {method} was cancelled (the user declined the remote-control request)"
+        ))),
+        _ => Some(GuiError::unavailable(format!(
+            "the desktop portal's {method} failed (response {code})"
+        ))),
+    }
+}
+
+fn backend(what: &str, e: impl std::fmt::Display) -> GuiError {
+    GuiError::backend(format!("portal {what}: {e}"))
+}
+
+/// Calls a portal method that answers through a Request and waits (bounded) for its results.
+async fn request<B>(
+    conn: &zbus::Connection,
+    method: &str,
+    token: &str,
+    body: &B,
+    wait: Duration,
+) -> GuiResult<HashMap<String, OwnedValue>>
+where
+    B: serde::Serialize + zbus::zvariant::DynamicType,
+{
+    let unique = conn
+        .unique_name()
+        .ok_or_else(|| GuiError::backend("no unique name on the session bus"))?
+        .to_string();
+    let path = request_path(&unique, token);
+    let rule = zbus::MatchRule::builder()
+        .msg_type(zbus::message::Type::Signal)
+        .interface(REQUEST)
+        .and_then(|b| b.member("Response"))
+        .and_then(|b| b.path(path.as_str()))
+        .map_err(|e| backend("match rule", e))?
+        .build();
+    let mut answers = tokio::time::timeout(
+        CALL_TIMEOUT,
+        zbus::MessageStream::for_match_rule(rule, conn, Some(4)),
+    )
+    .await
+    .map_err(|_| GuiError::timeout("subscribing to the portal's Response"))?
+    .map_err(|e| backend("subscribe", e))?;
+    let fut = conn.call_method(Some(PORTAL), PORTAL_PATH, Some(REMOTE_DESKTOP), method, body);
+    tokio::time::timeout(CALL_TIMEOUT, fut)
+        .await
+        .map_err(|_| GuiError::timeout(format!("{REMOTE_DESKTOP}.{method}")))?
+        .map_err(|e| GuiError::unavailable(format!("the desktop portal's {method} failed: {e}")))?;
+    let answer = tokio::time::timeout(wait, async {
+        use futures_util::StreamExt;
+        while let Some(msg) = answers.next().await {
+            if let Ok(r) = msg.and_then(|m| m.body().deserialize::<(u32, HashMap<String, OwnedValue>)>()) {
+                return Some(r);
+            }
+        }
+        None
+    })
+    .await
+    .map_err(|_| {
+        GuiError::timeout(format!(
+            "the desktop portal's {method} did not answer within {} s (a dialog may be waiting for the user)",
+            wait.as_secs()
+        ))
+    })?
+    .ok_or_else(|| GuiError::backend(format!("the portal's answer to {method} was lost")))?;
+    match response_error(method, answer.0) {
+        Some(e) => Err(e),
+        None => Ok(answer.1),
+    }
+}
+
+fn options(token: &str) -> HashMap<&'static str, Value<'static>> {
+    let mut o = HashMap::new();
+    o.insert("handle_token", Value::from(token.to_string()));
+    o
+}
+
+/// A started RemoteDesktop session with keyboard and pointer.
+pub struct PortalSession {
+    conn: zbus::Connection,
+    session: OwnedObjectPath,
+    /// Where our last motion put the pointer (layout logical px), while a sequence runs.
+    pointer: Mutex<Option<(f64, f64)>>,
+}
+
+impl PortalSession {
+    /// CreateSession, SelectDevices (keyboard and pointer), Start. `start_wait` bounds Start,
+    /// which shows a dialog on desktops that ask the user.
+    pub async fn start(conn: &zbus::Connection, start_wait: Duration) -> GuiResult<Self> {
+        let t = token();
+        let mut o = options(&t);
+        o.insert("session_handle_token", Value::from(token()));
+        let created = request(conn, "CreateSession", &t, &(o,), CALL_TIMEOUT).await?;
+        let handle: String = created
+            .get("session_handle")
+            .and_then(|v| String::try_from(v.clone()).ok())
+            .ok_or_else(|| GuiError::backend("the portal's CreateSession gave no session_handle"))?;
+        let session = OwnedObjectPath::try_from(handle).map_err(|e| backend("session handle", e))?;
+        let t = token();
+        let mut o = options(&t);
+        o.insert("types", Value::U32(DEVICES_KEYBOARD_POINTER));
+        request(conn, "SelectDevices", &t, &(&session, o), CALL_TIMEOUT).await?;
+        let t = token();
+        let started = request(conn, "Start", &t, &(&session, "", options(&t)), start_wait).await?;
+        let devices = started
+            .get("devices")
+            .and_then(|v| u32::try_from(v).ok())
+            .unwrap_or(0);
+        if devices & DEVICES_KEYBOARD_POINTER != DEVICES_KEYBOARD_POINTER {
+            return Err(GuiError::unavailable(format!(
+                "the desktop portal granted devices {devices} (keyboard and pointer are needed)"
+            )));
+        }
+        Ok(Self {
+            conn: conn.clone(),
+            session,
+            pointer: Mutex::new(None),
+        })
+    }
+
+    async fn notify<B>(&self, method: &str, body: &B) -> GuiResult<()>
+    where
+        B: serde::Serialize + zbus::zvariant::DynamicType,
+    {
+        let fut = self
+            .conn
+            .call_method(Some(PORTAL), PORTAL_PATH, Some(REMOTE_DESKTOP), method, body);
+        tokio::time::timeout(CALL_TIMEOUT, fut)
+            .await
+            .map_err(|_| GuiError::timeout(format!("{REMOTE_DESKTOP}.{method}")))?
+            .map_err(|e| GuiError::backend(format!("{REMOTE_DESKTOP}.{method}: {e}")))?;
+        Ok(())
+    }
+
+    fn no_options() -> HashMap<&'static str, Value<'static>> {
+        HashMap::new()
+    }
+
+    /// The next motion starts from the corner again (the user's own mouse may have moved).
+    pub fn forget_pointer(&self) {
+        *self.pointer.lock().unwrap_or_else(|p| p.into_inner()) = None;
+    }
+
+    /// Ends the session.
+    pub async fn close(&self) {
+        let fut = self
+            .conn
+            .call_method(Some(PORTAL), self.session.as_str(), Some(SESSION), "Close", &());
+        let _ = tokio::time::timeout(CALL_TIMEOUT, fut).await;
+    }
+}
+
+/// The relative moves that take the pointer from `from` (None: unknown) to `to`.
+pub fn moves(from: Option<(f64, f64)>, to: (f64, f64)) -> Vec<(f64, f64)> {
+    match from {
+        Some((x, y)) => vec![(to.0 - x, to.1 - y)],
+        None => vec![(CORNER_PUSH, CORNER_PUSH), to],
+    }
+}
+
+#[async_trait]
+impl RemoteInput for PortalSession {
+    /// Moves the pointer to (x, y) in the layout (logical px from its top-left corner).
+    async fn motion(&self, x: f64, y: f64) -> GuiResult<()> {
+        let from = *self.pointer.lock().unwrap_or_else(|p| p.into_inner());
+        for (dx, dy) in moves(from, (x, y)) {
+            if let Err(e) = self
+                .notify(
+                    "NotifyPointerMotion",
+                    &(&self.session, Self::no_options(), dx, dy),
+                )
+                .await
+            {
+                self.forget_pointer();
+                return Err(e);
+            }
+        }
+        *self.pointer.lock().unwrap_or_else(|p| p.into_inner()) = Some((x, y));
+        Ok(())
+    }
+
+    async fn button(&self, code: i32, pressed: bool) -> GuiResult<()> {
+        self.notify(
+            "NotifyPointerButton",
+            &(&self.session, Self::no_options(), code, u32::from(pressed)),
+        )
+        .await
+    }
+
+    async fn axis_discrete(&self, axis: u32, steps: i32) -> GuiResult<()> {
+        self.notify(
+            "NotifyPointerAxisDiscrete",
+            &(&self.session, Self::no_options(), axis, steps),
+        )
+        .await
+    }
+
+    async fn keysym(&self, keysym: u32, pressed: bool) -> GuiResult<()> {
+        self.notify(
+            "NotifyKeyboardKeysym",
+            &(
+                &self.session,
+                Self::no_options(),
+                keysym as i32,
+                u32::from(pressed),
+            ),
+        )
+        .await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn request_paths_follow_the_spec() {
+        assert_eq!(
+            request_path(":1.42", "lsm7_0"),
+            "/org/freedesktop/portal/desktop/request/1_42/lsm7_0"
+        );
+    }
+
+    #[test]
+    fn a_first_motion_goes_through_the_corner_then_moves_are_relative() {
+        assert_eq!(
+            moves(None, (10.0, 20.0)),
+            vec![(CORNER_PUSH, CORNER_PUSH), (10.0, 20.0)]
+        );
+        assert_eq!(moves(Some((10.0, 20.0)), (15.0, 5.0)), vec![(5.0, -15.0)]);
+    }
+
+    #[test]
+    fn a_declined_request_is_unavailable_with_why() {
+        assert!(response_error("Start", 0).is_none());
+        let e = response_error("Start", 1).unwrap();
+        assert_eq!(e.code, lsm_core::ErrorCode::GuiUnavailable);
+        assert!(e.message.contains("declined"));
+    }
+}
