@@ -26,6 +26,7 @@ Controls (accessible name -> effect):
 """
 
 import json
+import math
 import os
 import signal
 import sys
@@ -316,7 +317,11 @@ class TestApp(Gtk.Window):
         elif event.type == Gdk.EventType.BUTTON_PRESS:
             x, y = self.window_relative(event)
             self.clicked_label.set_text(f"Clicked at {x},{y}")
+            # px/py: the pixel the pointer is in (a pointer at a pixel's centre, x + 0.5, rounds
+            # either way in x/y).
+            origin = self.get_window().get_origin()
             emit("click", name="Double-click here", x=x, y=y,
+                 px=math.floor(event.x_root - origin[-2]), py=math.floor(event.y_root - origin[-1]),
                  screen_x=int(event.x_root), screen_y=int(event.y_root))
         return True
 

@@ -177,7 +177,20 @@ impl LinuxBackend {
         .await)
     }
 
-    /// The parts both window systems share: AT-SPI and the bookkeeping.
+    pub async fn connect_kde(session: &Session, kde: crate::wayland::kde::Kde) -> GuiResult<Self> {
+        let wd = session.get("WAYLAND_DISPLAY").unwrap_or("wayland-0").to_string();
+        let ws = WindowSystem::Kde(Arc::new(kde));
+        Ok(Self::assemble(
+            ws,
+            session,
+            format!("Wayland display {wd} (KDE Plasma: KWin scripts, RemoteDesktop portal)"),
+            1.0,
+            None,
+        )
+        .await)
+    }
+
+    /// The parts every window system shares: AT-SPI and the bookkeeping.
     async fn assemble(
         ws: WindowSystem,
         session: &Session,
@@ -204,10 +217,11 @@ impl LinuxBackend {
         };
         let wayland = match ws {
             WindowSystem::X11(_) => session.get("WAYLAND_DISPLAY").map(str::to_string),
-            WindowSystem::Gnome(_) => None,
+            WindowSystem::Gnome(_) | WindowSystem::Kde(_) => None,
         };
         let screenshot_helper = match ws {
             WindowSystem::X11(_) => None,
+            WindowSystem::Kde(_) => Some(crate::wayland::kde::NO_CAPTURE.to_string()),
             WindowSystem::Gnome(_) => {
                 tokio::task::spawn_blocking(crate::wayland::stream_frames::helper_missing)
                     .await
@@ -292,9 +306,9 @@ impl LinuxBackend {
             .copied()
             .unwrap_or((0, 0));
         // On GNOME the shell's rects are stage px: physical, or logical with fractional scaling.
-        let scale = match &self.ws {
-            WindowSystem::Gnome(g) => g.shell_window(win.id).map(|w| g.stage_scale(&w)).ok(),
-            WindowSystem::X11(_) => scale,
+        let scale = match self.compositor() {
+            Some(c) => c.shell_window(win.id).map(|w| c.stage_scale(&w)).ok(),
+            None => scale,
         };
         View {
             win,
@@ -374,9 +388,9 @@ impl LinuxBackend {
         let apps = atspi.applications().await?;
         // On GNOME the extension says whether the window is a Wayland client (window-local
         // AT-SPI coordinates) or an XWayland one (screen coordinates, as on X11).
-        let shell = match &self.ws {
-            WindowSystem::Gnome(g) => Some(g.shell_window(win.id)?),
-            WindowSystem::X11(_) => None,
+        let shell = match self.compositor() {
+            Some(c) => Some(c.shell_window(win.id)?),
+            None => None,
         };
         let wayland_client = shell.as_ref().is_some_and(|w| w.client == "wayland");
         for app in apps.iter().filter(|a| a.pid == Some(pid)) {
@@ -398,8 +412,8 @@ impl LinuxBackend {
             }
             // A Wayland root accessible is as large as the buffer at most (GTK 3), so sizes
             // are compared with the buffer.
-            let bounds_of = |v: &View| match &self.ws {
-                WindowSystem::Gnome(g) if wayland_client => g
+            let bounds_of = |v: &View| match self.compositor() {
+                Some(c) if wayland_client => c
                     .shell_window(v.win.id)
                     .map(|w| logical_rect(Rect::from(w.buffer), v.scale))
                     .unwrap_or_else(|_| v.logical_bounds()),
@@ -476,9 +490,9 @@ impl LinuxBackend {
     /// Physical image pixels per logical pixel of the window's screenshot: on X11 the window's
     /// scale; on GNOME its monitor's (stage coordinates are logical there).
     fn image_scale(&self, view: &View) -> f64 {
-        match &self.ws {
-            WindowSystem::X11(_) => view.scale,
-            WindowSystem::Gnome(g) => g.shell_window(view.win.id).map(|w| w.scale).unwrap_or(1.0),
+        match self.compositor() {
+            None => view.scale,
+            Some(c) => c.shell_window(view.win.id).map(|w| w.scale).unwrap_or(1.0),
         }
     }
 
@@ -533,7 +547,11 @@ fn to_raw_element(n: RawNode, rule: CoordRule, offset: (i32, i32)) -> RawElement
 #[async_trait]
 impl DesktopBackend for LinuxBackend {
     fn info(&self) -> BackendInfo {
-        let mut capabilities = vec!["windows", "raw_input", "unicode_typing"];
+        let mut capabilities = vec!["windows", "raw_input"];
+        // KWin types only the keyboard layout's characters (`wayland::kde`).
+        if !matches!(self.ws, WindowSystem::Kde(_)) {
+            capabilities.push("unicode_typing");
+        }
         if self.screenshot_helper.is_none() {
             capabilities.push("screenshot");
         }
@@ -591,7 +609,7 @@ impl DesktopBackend for LinuxBackend {
         // while it renders). The walk starts from the window's record of the last list while
         // the shell is asked, and stands only when that record is still exactly the window's;
         // otherwise the window is looked at again where it is now.
-        if let Some(g) = self.gnome() {
+        if let Some(g) = self.compositor() {
             let xid = parse_window_id(window_id)?;
             if let Ok(known) = g.shell_window(xid) {
                 let known_view = self.view(g.window_of(&known));

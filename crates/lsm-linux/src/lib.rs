@@ -47,15 +47,22 @@ impl BackendConnector for LinuxConnector {
             let xwayland = session.get("DISPLAY").is_some();
             match wayland::gnome::Gnome::connect(bus).await {
                 Ok(Some(g)) => return Ok(Arc::new(backend::LinuxBackend::connect_gnome(&session, g).await?)),
-                Ok(None) if xwayland => {
-                    tracing::info!("a Wayland session that is not GNOME: only XWayland's windows are reachable");
-                }
-                Ok(None) => {
-                    return Err(GuiError::unavailable(
-                        "a Wayland session without GNOME Shell and without XWayland's DISPLAY: lsm supports GNOME on \
-                         Wayland (and X11 applications through XWayland); this compositor is not supported yet",
-                    ))
-                }
+                Ok(None) => match wayland::kde::Kde::connect(bus, session.get("XDG_RUNTIME_DIR")).await {
+                    Ok(Some(k)) => return Ok(Arc::new(backend::LinuxBackend::connect_kde(&session, k).await?)),
+                    Ok(None) if xwayland => {
+                        tracing::info!(
+                            "a Wayland session that is neither GNOME nor KDE: only XWayland's windows are reachable"
+                        );
+                    }
+                    Ok(None) => {
+                        return Err(GuiError::unavailable(
+                            "a Wayland session without GNOME Shell or KWin and without XWayland's DISPLAY: lsm supports \
+                             GNOME and KDE Plasma on Wayland (and X11 applications through XWayland); this compositor is \
+                             not supported yet",
+                        ))
+                    }
+                    Err(e) => return Err(e),
+                },
                 Err(e) if xwayland && e.code == lsm_core::ErrorCode::GuiUnavailable => {
                     return Err(GuiError::unavailable(format!(
                         "{}. To reach only X11 (XWayland) applications meanwhile, start lsm with LSM_SESSION=x11",

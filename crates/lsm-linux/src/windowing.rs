@@ -1,15 +1,18 @@
-//! The window system under the AT-SPI half of the backend: X11 (also XWayland's display), or
-//! GNOME on Wayland (lsm's Shell extension + mutter's remote-desktop API). Everything the
-//! backend needs of it (windows, the screen, raising, raw input, pixels) goes through the
-//! methods here, so observing and acting are written once for both.
+//! The window system under the AT-SPI half of the backend: X11 (also XWayland's display),
+//! GNOME on Wayland (lsm's Shell extension + mutter's remote-desktop API), or KDE Plasma on
+//! Wayland (KWin scripts + the RemoteDesktop portal). Everything the backend needs of it
+//! (windows, the screen, raising, raw input, pixels) goes through the methods here, so
+//! observing and acting are written once for all.
 //!
 //! Points are absolute: X11 root coordinates in physical px; on GNOME stage coordinates in
 //! logical px (each window's `View` has scale 1 there), which the GNOME side turns into the
-//! window's own buffer coordinates.
+//! window's own buffer coordinates; on KDE the layout's logical px.
 
 use crate::backend::LinuxBackend;
 use crate::modal::ModalWindow;
 use crate::wayland::gnome::{self, Gnome};
+use crate::wayland::kde::Kde;
+use crate::wayland::shell_windows::ShellWindow;
 use crate::x11::{Capture, Gap, X11Window, X11};
 use lsm_core::{GuiResult, KeyCombo, MouseButton, Point, Rect};
 use std::sync::{Arc, Mutex};
@@ -17,6 +20,46 @@ use std::sync::{Arc, Mutex};
 pub(crate) enum WindowSystem {
     X11(Arc<Mutex<X11>>),
     Gnome(Arc<Gnome>),
+    Kde(Arc<Kde>),
+}
+
+/// A Wayland compositor whose window list lsm reads in the extension's format.
+pub(crate) enum Compositor<'a> {
+    Gnome(&'a Gnome),
+    Kde(&'a Kde),
+}
+
+impl Compositor<'_> {
+    /// A window's record as of the last list.
+    pub(crate) fn shell_window(&self, handle: u32) -> GuiResult<ShellWindow> {
+        match self {
+            Self::Gnome(g) => g.shell_window(handle),
+            Self::Kde(k) => k.shell_window(handle),
+        }
+    }
+
+    /// A window's record now (a list shared within `LIST_FRESH`); None when it is gone.
+    pub(crate) async fn shell_window_now(&self, handle: u32) -> GuiResult<Option<ShellWindow>> {
+        match self {
+            Self::Gnome(g) => g.shell_window_now(handle).await,
+            Self::Kde(k) => k.shell_window_now(handle).await,
+        }
+    }
+
+    pub(crate) fn window_of(&self, w: &ShellWindow) -> X11Window {
+        match self {
+            Self::Gnome(g) => g.window_of(w),
+            Self::Kde(k) => k.window_of(w),
+        }
+    }
+
+    /// Stage px per logical px of a window (KWin's rects are logical).
+    pub(crate) fn stage_scale(&self, w: &ShellWindow) -> f64 {
+        match self {
+            Self::Gnome(g) => g.stage_scale(w),
+            Self::Kde(_) => 1.0,
+        }
+    }
 }
 
 impl WindowSystem {
@@ -25,6 +68,7 @@ impl WindowSystem {
         match self {
             Self::X11(_) => "linux-x11",
             Self::Gnome(_) => "linux-wayland-gnome",
+            Self::Kde(_) => "linux-wayland-kde",
         }
     }
 
@@ -33,6 +77,7 @@ impl WindowSystem {
         match self {
             Self::X11(_) => "xtest",
             Self::Gnome(_) => "mutter_remote_desktop",
+            Self::Kde(_) => "portal_remote_desktop",
         }
     }
 
@@ -41,6 +86,7 @@ impl WindowSystem {
         match self {
             Self::X11(_) => "xtest_type",
             Self::Gnome(_) => "mutter_type",
+            Self::Kde(_) => "portal_type",
         }
     }
 
@@ -49,21 +95,38 @@ impl WindowSystem {
         match self {
             Self::X11(_) => "x11_activate",
             Self::Gnome(_) => "gnome_shell_activate",
+            Self::Kde(_) => "kwin_script_activate",
         }
     }
 
     pub(crate) fn session(&self) -> &'static str {
         match self {
             Self::X11(_) => "x11",
-            Self::Gnome(_) => "wayland",
+            Self::Gnome(_) | Self::Kde(_) => "wayland",
         }
     }
 }
 
 impl LinuxBackend {
-    pub(crate) fn gnome(&self) -> Option<&Arc<Gnome>> {
+    fn gnome(&self) -> Option<&Arc<Gnome>> {
         match &self.ws {
             WindowSystem::Gnome(g) => Some(g),
+            _ => None,
+        }
+    }
+
+    fn kde(&self) -> Option<&Arc<Kde>> {
+        match &self.ws {
+            WindowSystem::Kde(k) => Some(k),
+            _ => None,
+        }
+    }
+
+    /// The Wayland compositor's window list, on GNOME and KDE.
+    pub(crate) fn compositor(&self) -> Option<Compositor<'_>> {
+        match &self.ws {
+            WindowSystem::Gnome(g) => Some(Compositor::Gnome(g)),
+            WindowSystem::Kde(k) => Some(Compositor::Kde(k)),
             WindowSystem::X11(_) => None,
         }
     }
@@ -74,9 +137,15 @@ impl LinuxBackend {
         if let Some(g) = self.gnome() {
             g.forget_list().await;
         }
+        if let Some(k) = self.kde() {
+            k.forget_list().await;
+        }
     }
 
     pub(crate) async fn ws_list_windows(&self) -> GuiResult<Vec<X11Window>> {
+        if let Some(k) = self.kde() {
+            return k.list_windows().await;
+        }
         match self.gnome() {
             Some(g) => g.list_windows().await,
             None => self.x(|x| x.list_windows()).await,
@@ -84,6 +153,9 @@ impl LinuxBackend {
     }
 
     pub(crate) async fn ws_window(&self, id: u32) -> GuiResult<Option<X11Window>> {
+        if let Some(k) = self.kde() {
+            return k.window(id).await;
+        }
         match self.gnome() {
             Some(g) => g.window(id).await,
             None => self.x(move |x| x.window(id)).await,
@@ -91,6 +163,9 @@ impl LinuxBackend {
     }
 
     pub(crate) async fn ws_screen_rect(&self) -> GuiResult<Rect> {
+        if let Some(k) = self.kde() {
+            return k.screen_rect().await;
+        }
         match self.gnome() {
             Some(g) => g.screen_rect().await,
             None => self.x(|x| x.screen_rect()).await,
@@ -98,6 +173,9 @@ impl LinuxBackend {
     }
 
     pub(crate) async fn ws_modal_windows(&self) -> GuiResult<(Vec<u32>, Vec<ModalWindow>)> {
+        if let Some(k) = self.kde() {
+            return k.modal_windows().await;
+        }
         match self.gnome() {
             Some(g) => g.modal_windows().await,
             None => self.x(|x| x.modal_windows()).await,
@@ -105,6 +183,9 @@ impl LinuxBackend {
     }
 
     pub(crate) async fn ws_activate(&self, id: u32) -> GuiResult<bool> {
+        if let Some(k) = self.kde() {
+            return k.activate(id).await;
+        }
         match self.gnome() {
             Some(g) => g.activate(id).await,
             None => self.x(move |x| x.activate(id)).await,
@@ -112,6 +193,12 @@ impl LinuxBackend {
     }
 
     pub(crate) async fn ws_capture(&self, w: &X11Window) -> GuiResult<Capture> {
+        if self.kde().is_some() {
+            return Err(lsm_core::GuiError::new(
+                lsm_core::ErrorCode::UnsupportedAction,
+                crate::wayland::kde::NO_CAPTURE,
+            ));
+        }
         match self.gnome() {
             Some(g) => {
                 // A minimized window draws nothing: its stream would only repeat an old frame.
@@ -135,6 +222,9 @@ impl LinuxBackend {
     }
 
     pub(crate) async fn ws_click(&self, id: u32, p: Point, button: MouseButton, count: u32) -> GuiResult<()> {
+        if let Some(k) = self.kde() {
+            return k.click(p, button, count).await;
+        }
         match self.gnome() {
             Some(g) => g.click(id, p, button, count).await,
             None => self.x(move |x| x.click(p, button, count)).await,
@@ -142,6 +232,9 @@ impl LinuxBackend {
     }
 
     pub(crate) async fn ws_pointer_move(&self, id: u32, p: Point) -> GuiResult<()> {
+        if let Some(k) = self.kde() {
+            return k.pointer_move(p).await;
+        }
         match self.gnome() {
             Some(g) => g.pointer_move(id, p).await,
             None => self.x(move |x| x.pointer_move(p)).await,
@@ -149,6 +242,9 @@ impl LinuxBackend {
     }
 
     pub(crate) async fn ws_scroll(&self, id: u32, p: Point, dx: i32, dy: i32) -> GuiResult<()> {
+        if let Some(k) = self.kde() {
+            return k.scroll(p, dx, dy).await;
+        }
         match self.gnome() {
             Some(g) => g.scroll(id, p, dx, dy).await,
             None => self.x(move |x| x.scroll(p, dx, dy)).await,
@@ -162,6 +258,9 @@ impl LinuxBackend {
         to: Point,
         button: MouseButton,
     ) -> GuiResult<()> {
+        if let Some(k) = self.kde() {
+            return k.drag(from, to, button).await;
+        }
         match self.gnome() {
             Some(g) => g.drag(id, from, to, button).await,
             None => self.x(move |x| x.drag(from, to, button)).await,
@@ -169,6 +268,9 @@ impl LinuxBackend {
     }
 
     pub(crate) async fn ws_key_combo(&self, id: u32, combo: &KeyCombo) -> GuiResult<()> {
+        if let Some(k) = self.kde() {
+            return k.key_combo(combo).await;
+        }
         match self.gnome() {
             Some(g) => g.key_combo(id, combo).await,
             None => {
@@ -180,6 +282,9 @@ impl LinuxBackend {
 
     /// Types any Unicode text into the focused control of window `id`.
     pub(crate) async fn ws_type_text(&self, id: u32, text: &str) -> GuiResult<()> {
+        if let Some(k) = self.kde() {
+            return k.type_text(text).await;
+        }
         match self.gnome() {
             Some(g) if gnome::typeable_by_keysym(text) => g.type_keysyms(id, text).await,
             Some(g) => g.paste_text(id, text).await,

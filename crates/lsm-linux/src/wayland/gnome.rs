@@ -6,12 +6,13 @@
 use super::clipboard::{Clipboard, Content};
 use super::input::{self, RemoteInput};
 use super::mutter::{self, WindowSession};
-use super::shell_windows::{self, Handles, ShellList, ShellWindow};
+use super::shell_windows::{self, ShellList, ShellWindow};
 use super::stream_frames::{self, FrameReader};
+use super::window_list::WindowList;
 use crate::x11::X11Window;
 use lsm_core::{ErrorCode, GuiError, GuiResult, KeyCombo, Modifier, MouseButton, Point, Rect, RgbaImage};
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 const SHELL: &str = "org.gnome.Shell";
@@ -23,9 +24,6 @@ const FOCUS_POLL: Duration = Duration::from_millis(25);
 /// Right after input to a window, a screenshot waits this long at most for the frame that
 /// shows its effect.
 const FRAME_AFTER_INPUT: Duration = Duration::from_millis(120);
-/// How long one window list is reused: the several lookups of one observation (the window,
-/// its dialogs, the screen) share one call into the shell.
-const LIST_FRESH: Duration = Duration::from_millis(30);
 /// After a paste was served, how long no further request must come before the user's
 /// clipboard is put back, and the bound on that wait.
 const PASTE_QUIET: Duration = Duration::from_millis(150);
@@ -55,15 +53,10 @@ struct Recorded {
 
 pub struct Gnome {
     conn: zbus::Connection,
-    handles: Mutex<Handles>,
-    /// The latest list, by mutter id.
-    last: Mutex<HashMap<u64, ShellWindow>>,
+    windows: WindowList,
     recorded: tokio::sync::Mutex<HashMap<u64, Recorded>>,
     /// Serialises input: two actions' events must not interleave.
     input: tokio::sync::Mutex<()>,
-    /// The latest window list and when it was read (`LIST_FRESH`); the lock also makes
-    /// concurrent lookups share one call.
-    list_cache: tokio::sync::Mutex<Option<(Instant, ShellList)>>,
     /// Our clipboard session, for text the keymap cannot type (started on first need).
     clipboard: tokio::sync::OnceCell<Clipboard>,
     /// Mutter's layout mode: true when stage coordinates are logical px (fractional scaling
@@ -140,12 +133,10 @@ impl Gnome {
         }
         let g = Self {
             conn,
-            handles: Mutex::default(),
-            last: Mutex::default(),
+            windows: WindowList::default(),
             recorded: tokio::sync::Mutex::default(),
             input: tokio::sync::Mutex::new(()),
             clipboard: tokio::sync::OnceCell::new(),
-            list_cache: tokio::sync::Mutex::new(None),
             logical_layout: std::sync::atomic::AtomicBool::new(false),
         };
         g.list().await?;
@@ -193,20 +184,12 @@ impl Gnome {
 
     /// The extension's list, as read within `LIST_FRESH` (one call for an observation's lookups).
     async fn list(&self) -> GuiResult<ShellList> {
-        let mut cache = self.list_cache.lock().await;
-        if let Some((at, list)) = cache.as_ref() {
-            if at.elapsed() < LIST_FRESH {
-                return Ok(list.clone());
-            }
-        }
-        let list = self.list_now().await?;
-        *cache = Some((Instant::now(), list.clone()));
-        Ok(list)
+        self.windows.get(|| self.list_now()).await
     }
 
     /// Forgets the shared list (after input, windows may have changed).
     pub async fn forget_list(&self) {
-        *self.list_cache.lock().await = None;
+        self.windows.forget().await;
     }
 
     /// The extension's list now, remembered for the calls that follow.
@@ -217,15 +200,7 @@ impl Gnome {
             .map_err(ext_error)?;
         tracing::debug!("shell List: {:?}", t0.elapsed());
         let list = shell_windows::parse_list(&json).map_err(GuiError::backend)?;
-        let ids: Vec<u64> = list.windows.iter().map(|w| w.id).collect();
-        {
-            let mut last = self.last.lock().unwrap_or_else(|p| p.into_inner());
-            *last = list.windows.iter().map(|w| (w.id, w.clone())).collect();
-        }
-        self.handles
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .retain(&ids);
+        let ids = self.windows.remember(&list);
         let gone: Vec<u64> = {
             let rec = self.recorded.lock().await;
             rec.keys().filter(|id| !ids.contains(id)).copied().collect()
@@ -242,15 +217,11 @@ impl Gnome {
     }
 
     fn to_window(&self, w: &ShellWindow) -> X11Window {
-        shell_windows::to_window(w, &mut self.handles.lock().unwrap_or_else(|p| p.into_inner()))
+        self.windows.to_window(w)
     }
 
     fn mutter_id(&self, handle: u32) -> GuiResult<u64> {
-        self.handles
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .id(handle)
-            .ok_or_else(|| GuiError::window_not_found(&crate::backend::format_window_id(handle)))
+        self.windows.id(handle)
     }
 
     /// Windows, bottom to top.
@@ -284,13 +255,7 @@ impl Gnome {
 
     /// The extension's record of a window as of the last list.
     pub fn shell_window(&self, handle: u32) -> GuiResult<ShellWindow> {
-        let id = self.mutter_id(handle)?;
-        self.last
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .get(&id)
-            .cloned()
-            .ok_or_else(|| GuiError::window_not_found(&crate::backend::format_window_id(handle)))
+        self.windows.last(handle)
     }
 
     pub async fn screen_rect(&self) -> GuiResult<Rect> {

@@ -5,8 +5,9 @@
 //!
 //! Without a screen-cast stream in the session, the portal moves the pointer only relatively;
 //! `motion` therefore first pushes the pointer into the top-left corner of the layout (where
-//! the compositor clamps it) and then moves it by the point's coordinates. Measured on kwin
-//! 5.27: fake-input motion is not accelerated, so the pointer lands on the exact logical pixel.
+//! the compositor clamps it) and then moves it by the point's distance from that corner. The
+//! corner is where the compositor says the pointer went (kwin 5.27 clamps it to (1, 1), not
+//! (0, 0)); fake-input motion is not accelerated, so the pointer lands on the exact pixel.
 
 use super::input::RemoteInput;
 use async_trait::async_trait;
@@ -133,6 +134,8 @@ pub struct PortalSession {
     session: OwnedObjectPath,
     /// Where our last motion put the pointer (layout logical px), while a sequence runs.
     pointer: Mutex<Option<(f64, f64)>>,
+    /// Where a push into the top-left corner leaves the pointer.
+    corner: Mutex<(f64, f64)>,
 }
 
 impl PortalSession {
@@ -167,6 +170,7 @@ impl PortalSession {
             conn: conn.clone(),
             session,
             pointer: Mutex::new(None),
+            corner: Mutex::new((0.0, 0.0)),
         })
     }
 
@@ -188,6 +192,24 @@ impl PortalSession {
         HashMap::new()
     }
 
+    /// Pushes the pointer into the top-left corner; `read` then says where it is, which is
+    /// remembered as the corner.
+    pub async fn calibrate<F, Fut>(&self, read: F) -> GuiResult<(f64, f64)>
+    where
+        F: FnOnce() -> Fut,
+        Fut: std::future::Future<Output = GuiResult<(f64, f64)>>,
+    {
+        self.forget_pointer();
+        self.notify(
+            "NotifyPointerMotion",
+            &(&self.session, Self::no_options(), CORNER_PUSH, CORNER_PUSH),
+        )
+        .await?;
+        let corner = read().await?;
+        *self.corner.lock().unwrap_or_else(|p| p.into_inner()) = corner;
+        Ok(corner)
+    }
+
     /// The next motion starts from the corner again (the user's own mouse may have moved).
     pub fn forget_pointer(&self) {
         *self.pointer.lock().unwrap_or_else(|p| p.into_inner()) = None;
@@ -202,11 +224,12 @@ impl PortalSession {
     }
 }
 
-/// The relative moves that take the pointer from `from` (None: unknown) to `to`.
-pub fn moves(from: Option<(f64, f64)>, to: (f64, f64)) -> Vec<(f64, f64)> {
+/// The relative moves that take the pointer from `from` (None: unknown, so through the
+/// corner, which a push leaves at `corner`) to `to`.
+pub fn moves(from: Option<(f64, f64)>, to: (f64, f64), corner: (f64, f64)) -> Vec<(f64, f64)> {
     match from {
         Some((x, y)) => vec![(to.0 - x, to.1 - y)],
-        None => vec![(CORNER_PUSH, CORNER_PUSH), to],
+        None => vec![(CORNER_PUSH, CORNER_PUSH), (to.0 - corner.0, to.1 - corner.1)],
     }
 }
 
@@ -215,7 +238,8 @@ impl RemoteInput for PortalSession {
     /// Moves the pointer to (x, y) in the layout (logical px from its top-left corner).
     async fn motion(&self, x: f64, y: f64) -> GuiResult<()> {
         let from = *self.pointer.lock().unwrap_or_else(|p| p.into_inner());
-        for (dx, dy) in moves(from, (x, y)) {
+        let corner = *self.corner.lock().unwrap_or_else(|p| p.into_inner());
+        for (dx, dy) in moves(from, (x, y), corner) {
             if let Err(e) = self
                 .notify(
                     "NotifyPointerMotion",
@@ -276,10 +300,13 @@ mod tests {
     #[test]
     fn a_first_motion_goes_through_the_corner_then_moves_are_relative() {
         assert_eq!(
-            moves(None, (10.0, 20.0)),
-            vec![(CORNER_PUSH, CORNER_PUSH), (10.0, 20.0)]
+            moves(None, (10.0, 20.0), (1.0, 1.0)),
+            vec![(CORNER_PUSH, CORNER_PUSH), (9.0, 19.0)]
         );
-        assert_eq!(moves(Some((10.0, 20.0)), (15.0, 5.0)), vec![(5.0, -15.0)]);
+        assert_eq!(
+            moves(Some((10.0, 20.0)), (15.0, 5.0), (1.0, 1.0)),
+            vec![(5.0, -15.0)]
+        );
     }
 
     #[test]

@@ -64,6 +64,9 @@ pub struct ShellWindow {
     pub transient_for: Option<u64>,
     #[serde(default)]
     pub modal: bool,
+    /// KWin's window UUID (KDE only): what its scripts find a window by.
+    #[serde(default)]
+    pub uuid: String,
 }
 
 #[derive(Debug, Clone, Copy, Deserialize, PartialEq)]

@@ -1,0 +1,270 @@
+//! The KDE Plasma (KWin on Wayland) window system: the window list and raising through small
+//! KWin scripts (`kwin.rs`), keyboard and pointer through the RemoteDesktop portal
+//! (`portal.rs`; no dialog on Plasma 5.27). Window captures are not available: KWin's
+//! ScreenShot2 is refused to ordinary clients and the ScreenCast portal asks the user to pick
+//! a window in a dialog, so `gui_list` reports no `screenshot` capability and says why.
+
+use super::input::{self, RemoteInput};
+use super::kwin::{KWinScripts, ACTIVATE_JS, CURSOR_JS, KWIN, LIST_JS};
+use super::portal::PortalSession;
+use super::shell_windows::{self, ShellList, ShellWindow};
+use super::window_list::WindowList;
+use crate::x11::X11Window;
+use lsm_core::{ErrorCode, GuiError, GuiResult, KeyCombo, MouseButton, Point, Rect};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// How long a raised window may take to get the focus.
+const FOCUS_WAIT: Duration = Duration::from_millis(800);
+const FOCUS_POLL: Duration = Duration::from_millis(25);
+/// Bound on the portal's Start (a desktop that asks the user shows a dialog then).
+const PORTAL_START_WAIT: Duration = Duration::from_secs(60);
+
+/// Why there are no screenshots on KDE (the `screenshot` capability is off).
+pub const NO_CAPTURE: &str = "on KDE Plasma lsm cannot capture windows yet: KWin's ScreenShot2 interface \
+     refuses ordinary applications and the ScreenCast portal asks the user to pick a window in a dialog; \
+     observe elements (gui_state without screenshot) and act by element_id or by coordinates";
+
+pub struct Kde {
+    conn: zbus::Connection,
+    scripts: KWinScripts,
+    windows: WindowList,
+    /// The portal session for input, started on first use.
+    portal: tokio::sync::Mutex<Option<Arc<PortalSession>>>,
+    /// Serialises input: two actions' events must not interleave.
+    input: tokio::sync::Mutex<()>,
+}
+
+impl Kde {
+    /// Connects to the session bus; `None` when KWin is not on it.
+    pub async fn connect(bus: Option<&str>, runtime_dir: Option<&str>) -> GuiResult<Option<Self>> {
+        let build = async {
+            match bus {
+                Some(a) => zbus::connection::Builder::address(a)?.build().await,
+                None => zbus::Connection::session().await,
+            }
+        };
+        let conn = tokio::time::timeout(super::mutter::CALL_TIMEOUT, build)
+            .await
+            .map_err(|_| GuiError::unavailable("connecting to the session bus timed out"))?
+            .map_err(|e| GuiError::unavailable(format!("cannot connect to the session bus: {e}")))?;
+        let kwin: bool = super::mutter::call(
+            &conn,
+            "org.freedesktop.DBus",
+            "/org/freedesktop/DBus",
+            "org.freedesktop.DBus",
+            "NameHasOwner",
+            &(KWIN,),
+        )
+        .await?;
+        if !kwin {
+            return Ok(None);
+        }
+        let base = runtime_dir.map(PathBuf::from).unwrap_or_else(std::env::temp_dir);
+        let dir = base.join(format!("lsm-kwin-{}", std::process::id()));
+        let scripts = KWinScripts::new(&conn, dir).await?;
+        let k = Self {
+            conn,
+            scripts,
+            windows: WindowList::default(),
+            portal: tokio::sync::Mutex::new(None),
+            input: tokio::sync::Mutex::new(()),
+        };
+        k.list_now().await.map_err(|e| {
+            GuiError::unavailable(format!(
+                "this is a KDE Plasma Wayland session, and KWin did not run lsm's window-list script ({}); \
+                 lsm needs KWin's scripting D-Bus interface (org.kde.kwin.Scripting)",
+                e.message
+            ))
+        })?;
+        Ok(Some(k))
+    }
+
+    async fn list(&self) -> GuiResult<ShellList> {
+        self.windows.get(|| self.list_now()).await
+    }
+
+    /// Forgets the shared list (after input, windows may have changed).
+    pub async fn forget_list(&self) {
+        self.windows.forget().await;
+    }
+
+    async fn list_now(&self) -> GuiResult<ShellList> {
+        let t0 = Instant::now();
+        let json = self.scripts.run("list", &[], LIST_JS).await?;
+        tracing::debug!("kwin list: {:?}", t0.elapsed());
+        let list = shell_windows::parse_list(&json).map_err(GuiError::backend)?;
+        self.windows.remember(&list);
+        Ok(list)
+    }
+
+    pub fn window_of(&self, w: &ShellWindow) -> X11Window {
+        self.windows.to_window(w)
+    }
+
+    pub fn shell_window(&self, handle: u32) -> GuiResult<ShellWindow> {
+        self.windows.last(handle)
+    }
+
+    pub async fn shell_window_now(&self, handle: u32) -> GuiResult<Option<ShellWindow>> {
+        let id = self.windows.id(handle)?;
+        Ok(self.list().await?.windows.into_iter().find(|w| w.id == id))
+    }
+
+    pub async fn list_windows(&self) -> GuiResult<Vec<X11Window>> {
+        let list = self.list().await?;
+        Ok(list.windows.iter().map(|w| self.window_of(w)).collect())
+    }
+
+    pub async fn window(&self, handle: u32) -> GuiResult<Option<X11Window>> {
+        let list = self.list().await?;
+        Ok(list
+            .windows
+            .iter()
+            .map(|w| self.window_of(w))
+            .find(|w| w.id == handle))
+    }
+
+    pub async fn screen_rect(&self) -> GuiResult<Rect> {
+        Ok(self.list().await?.screen())
+    }
+
+    pub async fn modal_windows(&self) -> GuiResult<(Vec<u32>, Vec<crate::modal::ModalWindow>)> {
+        let windows = self.list_windows().await?;
+        let stacking = windows.iter().map(|w| w.id).collect();
+        Ok((stacking, crate::modal::ModalWindow::of_list(&windows)))
+    }
+
+    /// Raises and focuses a window; true once KWin says it is the active one.
+    pub async fn activate(&self, handle: u32) -> GuiResult<bool> {
+        let w = self.shell_window(handle)?;
+        if self.list().await?.windows.iter().any(|l| l.id == w.id && l.focus) {
+            return Ok(true);
+        }
+        let found = self
+            .scripts
+            .run("activate", &[("want", w.uuid.as_str())], ACTIVATE_JS)
+            .await?;
+        if found.trim() != "true" {
+            return Err(GuiError::window_not_found(&crate::backend::format_window_id(
+                handle,
+            )));
+        }
+        let deadline = Instant::now() + FOCUS_WAIT;
+        loop {
+            if self
+                .list_now()
+                .await?
+                .windows
+                .iter()
+                .any(|l| l.id == w.id && l.focus)
+            {
+                return Ok(true);
+            }
+            if Instant::now() >= deadline {
+                return Ok(false);
+            }
+            tokio::time::sleep(FOCUS_POLL).await;
+        }
+    }
+
+    /// Where the pointer is, as KWin says.
+    async fn cursor(&self) -> GuiResult<(f64, f64)> {
+        #[derive(serde::Deserialize)]
+        struct At {
+            x: f64,
+            y: f64,
+        }
+        let json = self.scripts.run("cursor", &[], CURSOR_JS).await?;
+        let at: At = serde_json::from_str(&json)
+            .map_err(|e| GuiError::backend(format!("KWin's cursor position is not understood: {e}")))?;
+        Ok((at.x, at.y))
+    }
+
+    /// The portal session, started (and its corner measured) on first use.
+    async fn session(&self) -> GuiResult<Arc<PortalSession>> {
+        let mut slot = self.portal.lock().await;
+        if let Some(s) = slot.as_ref() {
+            return Ok(s.clone());
+        }
+        let s = Arc::new(PortalSession::start(&self.conn, PORTAL_START_WAIT).await?);
+        let corner = s.calibrate(|| self.cursor()).await?;
+        tracing::debug!("portal pointer corner at {corner:?}");
+        *slot = Some(s.clone());
+        Ok(s)
+    }
+
+    /// Runs one input sequence on the portal session; the pointer starts from the corner (the
+    /// user's own mouse may have moved since the last one). A failed session is dropped, so
+    /// the next action starts a new one.
+    async fn with_session<F, Fut>(&self, f: F) -> GuiResult<()>
+    where
+        F: FnOnce(Arc<PortalSession>) -> Fut,
+        Fut: std::future::Future<Output = GuiResult<()>>,
+    {
+        let _one = self.input.lock().await;
+        let s = self.session().await?;
+        s.forget_pointer();
+        let result = f(s.clone()).await;
+        if let Err(e) = &result {
+            if e.code == ErrorCode::BackendError {
+                s.close().await;
+                *self.portal.lock().await = None;
+            }
+        }
+        result
+    }
+
+    /// A screen point (logical px) as the pointer's target: the pixel's centre.
+    fn at(p: Point) -> (f64, f64) {
+        (p.x as f64 + 0.5, p.y as f64 + 0.5)
+    }
+
+    pub async fn pointer_move(&self, p: Point) -> GuiResult<()> {
+        let (x, y) = Self::at(p);
+        self.with_session(|s| async move { s.motion(x, y).await }).await
+    }
+
+    pub async fn click(&self, p: Point, button: MouseButton, count: u32) -> GuiResult<()> {
+        input::check_click_count(count)?;
+        let at = Self::at(p);
+        self.with_session(|s| async move { input::click(&*s, at, button, count).await })
+            .await
+    }
+
+    pub async fn drag(&self, from: Point, to: Point, button: MouseButton) -> GuiResult<()> {
+        let (from, to) = (Self::at(from), Self::at(to));
+        self.with_session(|s| async move { input::drag(&*s, from, to, button).await })
+            .await
+    }
+
+    pub async fn scroll(&self, at: Point, dx: i32, dy: i32) -> GuiResult<()> {
+        input::check_scroll(dx, dy)?;
+        let at = Self::at(at);
+        self.with_session(|s| async move { input::scroll(&*s, at, dx, dy).await })
+            .await
+    }
+
+    pub async fn key_combo(&self, combo: &KeyCombo) -> GuiResult<()> {
+        let (mods, key) = input::combo_keysyms(combo)?;
+        self.with_session(|s| async move { input::key_combo(&*s, &mods, key).await })
+            .await
+    }
+
+    /// Types text by keysym. KWin types only characters of the active keyboard layout
+    /// (measured: é and CJK keysyms are dropped without an error), so other text is refused
+    /// before anything is sent.
+    pub async fn type_text(&self, text: &str) -> GuiResult<()> {
+        if !super::gnome::typeable_by_keysym(text) {
+            return Err(GuiError::new(
+                ErrorCode::UnsupportedAction,
+                "on KDE Plasma lsm types only characters of the keyboard layout (printable ASCII, Return, Tab): \
+                 KWin drops other keysyms. Put other text into a field with set_value on its element_id",
+            ));
+        }
+        let syms = crate::x11::text_keysyms(text)?;
+        self.with_session(|s| async move { input::type_keysyms(&*s, &syms).await })
+            .await
+    }
+}

@@ -1,0 +1,3 @@
+// Where the pointer is (logical px).
+var p = workspace.cursorPos;
+reply(JSON.stringify({ x: p.x, y: p.y }));
