@@ -6,7 +6,8 @@
 #   -> benchmark (bench/run.py --short, its own desktop on :90)
 #   -> remote benchmark (bench/remote.py --short, a controller and two workers on :71, :72)
 #   -> test desktop up -> pytest tests/e2e -> web UI polling benchmark (bench/webui.mjs --short)
-#   -> MCP conformance -> test desktop down -> summary
+#   -> test desktop down -> GNOME Wayland suite (tests/wayland) -> KDE suite (tests/kde)
+#   -> MCP conformance -> summary
 #
 # Every step runs even when an earlier one failed (except what cannot: no e2e without a binary);
 # the exit status is non-zero if any step failed. The last line is pytest's summary line.
@@ -52,8 +53,8 @@ bed_down() {
   BED_UP=0
   bash tests/bed/desktop.sh down 2>>"$LOGDIR/bed.log" || true
 }
-trap 'bed_down; wl_down' EXIT
-trap 'bed_down; wl_down; exit 130' INT TERM
+trap 'bed_down; wl_down; kde_down' EXIT
+trap 'bed_down; wl_down; kde_down; exit 130' INT TERM
 
 bed_up() {
   local out
@@ -94,6 +95,26 @@ run_wayland() {
   timeout -k 10 240 "$ROOT/.venv/bin/python" bench/wayland.py --short 2>&1 | tee "$LOGDIR/wayland-bench.log"
   ((PIPESTATUS[0] == 0)) || { echo ">>> bench/wayland.py failed"; rc=1; }
   wl_down
+  return "$rc"
+}
+
+# The KDE suite (tests/kde) on a headless kwin_wayland (tests/bed/kde.sh), after the GNOME
+# shell is down; the bed is stopped afterwards.
+KDE_UP=0
+kde_down() {
+  ((KDE_UP)) || return 0
+  KDE_UP=0
+  bash tests/bed/kde.sh down 2>>"$LOGDIR/kde-bed.log" || true
+}
+run_kde() {
+  local rc
+  bash tests/bed/kde.sh up >"$LOGDIR/kde-env" 2>>"$LOGDIR/kde-bed.log" || {
+    tail -20 "$LOGDIR/kde-bed.log"; return 1; }
+  KDE_UP=1
+  LSM_KDE_AUTOSTART_BED=0 "$ROOT/.venv/bin/python" -m pytest tests/kde 2>&1 | tee "$LOGDIR/kde.log"
+  rc=${PIPESTATUS[0]}
+  KDE_PYTEST_LAST=$(grep -v '^[[:space:]]*$' "$LOGDIR/kde.log" | tail -n1)
+  kde_down
   return "$rc"
 }
 
@@ -152,14 +173,16 @@ if ((build_ok)); then
   fi
   bed_down
   step wayland run_wayland
+  step kde run_kde
   step conformance bash tests/conformance/run.sh
 else
   note bench skipped 0; note remote-bench skipped 0; note bed skipped 0; note e2e skipped 0
-  note wayland skipped 0; note conformance skipped 0
-  FAILED+=(e2e wayland conformance)
+  note wayland skipped 0; note kde skipped 0; note conformance skipped 0
+  FAILED+=(e2e wayland kde conformance)
 fi
 bed_down
 wl_down
+kde_down
 
 # ------------------------------------------------------------------ summary
 section "summary ($((SECONDS - T_ALL))s)"
@@ -172,5 +195,6 @@ else
   rc=0
 fi
 [[ -n ${WL_PYTEST_LAST:-} ]] && echo "wayland: $WL_PYTEST_LAST"
+[[ -n ${KDE_PYTEST_LAST:-} ]] && echo "kde: $KDE_PYTEST_LAST"
 [[ -n $PYTEST_LAST ]] && echo "$PYTEST_LAST"
 exit "$rc"

@@ -21,6 +21,7 @@ hash_of() { cat "$@" | sha256sum | cut -c1-16; }
 if [[ ${LSM_SETUP_SKIP_APT:-0} != 1 ]]; then
   bash tests/bed/desktop.sh install
   bash tests/bed/wayland.sh install   # headless GNOME Shell, PipeWire, XWayland (tests/wayland)
+  bash tests/bed/kde.sh install       # kwin_wayland, the KDE desktop portal (tests/kde)
 fi
 
 # ------------------------------------------------------------------ 2. Python venv

@@ -34,6 +34,12 @@ pub trait RemoteInput: Send + Sync {
     /// Discrete scroll steps: axis 0 vertical (positive: down), 1 horizontal (positive: right).
     async fn axis_discrete(&self, axis: u32, steps: i32) -> GuiResult<()>;
     async fn keysym(&self, keysym: u32, pressed: bool) -> GuiResult<()>;
+    /// Whether a click first moves next to its point: a motion to where the pointer already
+    /// is may not be delivered (mutter). A session that reaches every point through the
+    /// corner needs no such step.
+    fn moves_away_first(&self) -> bool {
+        true
+    }
 }
 
 /// The button code for lsm's button names.
@@ -83,8 +89,9 @@ pub async fn click(
 ) -> GuiResult<()> {
     check_click_count(count)?;
     let code = button_code(button);
-    // Away first: a motion to where the pointer already is may not be delivered.
-    s.motion(x + 1.0, y + 1.0).await?;
+    if s.moves_away_first() {
+        s.motion(x + 1.0, y + 1.0).await?;
+    }
     s.motion(x, y).await?;
     tokio::time::sleep(INPUT_GAP).await;
     for i in 0..count {

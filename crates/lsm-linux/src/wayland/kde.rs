@@ -189,15 +189,13 @@ impl Kde {
             return Ok(s.clone());
         }
         let s = Arc::new(PortalSession::start(&self.conn, PORTAL_START_WAIT).await?);
-        let corner = s.calibrate(|| self.cursor()).await?;
-        tracing::debug!("portal pointer corner at {corner:?}");
         *slot = Some(s.clone());
         Ok(s)
     }
 
-    /// Runs one input sequence on the portal session; the pointer starts from the corner (the
-    /// user's own mouse may have moved since the last one). A failed session is dropped, so
-    /// the next action starts a new one.
+    /// Runs one input sequence on the portal session; the pointer starts from the corner,
+    /// measured again (the user's own mouse may have moved since the last one, and where a
+    /// push ends varies). A failed session is dropped, so the next action starts a new one.
     async fn with_session<F, Fut>(&self, f: F) -> GuiResult<()>
     where
         F: FnOnce(Arc<PortalSession>) -> Fut,
@@ -205,8 +203,10 @@ impl Kde {
     {
         let _one = self.input.lock().await;
         let s = self.session().await?;
-        s.forget_pointer();
-        let result = f(s.clone()).await;
+        let result = match s.calibrate(|| self.cursor()).await {
+            Ok(_) => f(s.clone()).await,
+            Err(e) => Err(e),
+        };
         if let Err(e) = &result {
             if e.code == ErrorCode::BackendError {
                 s.close().await;
@@ -216,9 +216,11 @@ impl Kde {
         result
     }
 
-    /// A screen point (logical px) as the pointer's target: the pixel's centre.
+    /// A screen point (logical px) as the pointer's target. KWin applies the portal's relative
+    /// motion in whole pixels (measured: a move of 650.9 went 651), so the pointer goes to
+    /// the pixel's top-left corner, which is inside it.
     fn at(p: Point) -> (f64, f64) {
-        (p.x as f64 + 0.5, p.y as f64 + 0.5)
+        (p.x as f64, p.y as f64)
     }
 
     pub async fn pointer_move(&self, p: Point) -> GuiResult<()> {

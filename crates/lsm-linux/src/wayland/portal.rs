@@ -7,7 +7,8 @@
 //! `motion` therefore first pushes the pointer into the top-left corner of the layout (where
 //! the compositor clamps it) and then moves it by the point's distance from that corner. The
 //! corner is where the compositor says the pointer went (kwin 5.27 clamps it to (1, 1), not
-//! (0, 0)); fake-input motion is not accelerated, so the pointer lands on the exact pixel.
+//! (0, 0)); fake-input motion is not accelerated, so the pointer lands on the exact pixel
+//! (KWin moves it by whole pixels: callers aim at integer points).
 
 use super::input::RemoteInput;
 use async_trait::async_trait;
@@ -30,7 +31,15 @@ const DEVICES_KEYBOARD_POINTER: u32 = 1 | 2;
 /// How far the pointer is pushed to reach the layout's top-left corner.
 const CORNER_PUSH: f64 = -100_000.0;
 
+/// How often the pointer's position is read again while a push has not arrived.
+const CORNER_READS: u32 = 40;
+
 static TOKENS: AtomicU32 = AtomicU32::new(0);
+
+/// Whether a pointer position is where a push into the top-left corner leaves it.
+fn near_corner((x, y): (f64, f64)) -> bool {
+    (-2.0..=2.0).contains(&x) && (-2.0..=2.0).contains(&y)
+}
 
 fn token() -> String {
     format!(
@@ -193,10 +202,12 @@ impl PortalSession {
     }
 
     /// Pushes the pointer into the top-left corner; `read` then says where it is, which is
-    /// remembered as the corner.
+    /// remembered as the corner and as where the pointer is. Where a push ends is not always
+    /// the same (kwin 5.27: (1, 1), but (0, 0) right after a click), so each input sequence
+    /// measures it again.
     pub async fn calibrate<F, Fut>(&self, read: F) -> GuiResult<(f64, f64)>
     where
-        F: FnOnce() -> Fut,
+        F: Fn() -> Fut,
         Fut: std::future::Future<Output = GuiResult<(f64, f64)>>,
     {
         self.forget_pointer();
@@ -205,8 +216,21 @@ impl PortalSession {
             &(&self.session, Self::no_options(), CORNER_PUSH, CORNER_PUSH),
         )
         .await?;
-        let corner = read().await?;
+        // The push reaches the compositor after the portal's answer: read until it has.
+        let mut corner = read().await?;
+        let mut tries = 0;
+        while !near_corner(corner) {
+            tries += 1;
+            if tries > CORNER_READS {
+                return Err(GuiError::backend(format!(
+                    "the pointer did not reach the screen's corner (it is at {corner:?})"
+                )));
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+            corner = read().await?;
+        }
         *self.corner.lock().unwrap_or_else(|p| p.into_inner()) = corner;
+        *self.pointer.lock().unwrap_or_else(|p| p.into_inner()) = Some(corner);
         Ok(corner)
     }
 
@@ -269,6 +293,11 @@ impl RemoteInput for PortalSession {
             &(&self.session, Self::no_options(), axis, steps),
         )
         .await
+    }
+
+    /// Every sequence starts from the corner, so the pointer is never already there.
+    fn moves_away_first(&self) -> bool {
+        false
     }
 
     async fn keysym(&self, keysym: u32, pressed: bool) -> GuiResult<()> {
