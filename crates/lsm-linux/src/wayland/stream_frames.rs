@@ -8,8 +8,9 @@
 
 use lsm_core::{GuiError, GuiResult, RgbaImage};
 use std::io::Read;
+use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, Stdio};
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::{mpsc, Arc, Condvar, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 /// The helper program; its absence is an honest "no screenshots" capability.
@@ -173,6 +174,52 @@ struct Latest {
     ended: Option<String>,
 }
 
+type SpawnRequest = (Command, mpsc::Sender<std::io::Result<Child>>);
+
+/// Starts `cmd` so that it ends when lsm ends, however lsm ends (a helper whose stream is gone
+/// waits forever otherwise: six were left behind by test runs). The kernel's parent-death
+/// signal is tied to the thread that started the child, so every helper is started from one
+/// thread that lives as long as lsm.
+fn spawn_tied(mut cmd: Command) -> std::io::Result<Child> {
+    static SPAWNER: OnceLock<Mutex<mpsc::Sender<SpawnRequest>>> = OnceLock::new();
+    let parent = std::process::id();
+    // SAFETY: the closure runs in the forked child before exec and only makes two system
+    // calls (prctl, getppid), which are async-signal-safe; it allocates nothing.
+    unsafe {
+        cmd.pre_exec(move || {
+            rustix::process::set_parent_process_death_signal(Some(rustix::process::Signal::KILL))?;
+            // lsm may have ended between the fork and the prctl.
+            if std::os::unix::process::parent_id() != parent {
+                return Err(std::io::Error::from(std::io::ErrorKind::BrokenPipe));
+            }
+            Ok(())
+        });
+    }
+    let spawner = SPAWNER.get_or_init(|| {
+        let (tx, rx) = mpsc::channel::<SpawnRequest>();
+        let started = std::thread::Builder::new()
+            .name("lsm-helper-spawner".into())
+            .spawn(move || {
+                for (mut cmd, reply) in rx {
+                    let _ = reply.send(cmd.spawn());
+                }
+            });
+        if let Err(e) = started {
+            tracing::warn!("the helper spawner thread did not start: {e}");
+        }
+        Mutex::new(tx)
+    });
+    let (reply, answer) = mpsc::channel();
+    spawner
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .send((cmd, reply))
+        .map_err(|_| std::io::Error::other("the helper spawner thread is gone"))?;
+    answer
+        .recv_timeout(Duration::from_secs(5))
+        .map_err(|_| std::io::Error::other("the helper did not start within 5 s"))?
+}
+
 /// One helper reading one PipeWire node.
 pub struct FrameReader {
     child: Mutex<Child>,
@@ -182,15 +229,30 @@ pub struct FrameReader {
 impl FrameReader {
     /// Starts `gst-launch-1.0` on PipeWire node `node`.
     pub fn start(node: u32) -> GuiResult<Self> {
-        let mut child = Command::new(GST_LAUNCH)
-            .args(["-q", "pipewiresrc"])
+        let mut cmd = Command::new(GST_LAUNCH);
+        cmd.args(["-q", "pipewiresrc"])
             .arg(format!("path={node}"))
-            .args(["always-copy=true", "!", "videoconvert", "!", "video/x-raw,format=RGBA", "!"])
-            .args(["pngenc", "compression-level=0", "snapshot=false", "!", "fdsink", "fd=1", "sync=false"])
+            .args([
+                "always-copy=true",
+                "!",
+                "videoconvert",
+                "!",
+                "video/x-raw,format=RGBA",
+                "!",
+            ])
+            .args([
+                "pngenc",
+                "compression-level=0",
+                "snapshot=false",
+                "!",
+                "fdsink",
+                "fd=1",
+                "sync=false",
+            ])
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
+            .stderr(Stdio::null());
+        let mut child = spawn_tied(cmd)
             .map_err(|e| GuiError::unavailable(format!("{GST_LAUNCH} could not start ({e}): install gstreamer1.0-tools and gstreamer1.0-pipewire for screenshots on Wayland")))?;
         let mut out = child
             .stdout
