@@ -69,7 +69,7 @@ def main() -> int:
     ap.add_argument("--short", action="store_true")
     ap.add_argument("--runs", type=int)
     args = ap.parse_args()
-    runs = args.runs or (5 if args.short else 20)
+    runs = args.runs or (9 if args.short else 20)
     sets, unsets = parse_env(bed("env"))
     env = dict(os.environ)
     for k in unsets:

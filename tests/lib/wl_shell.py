@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 CLIPBOARD = Path(__file__).resolve().parent / "wl_clipboard.py"
+MOVE = Path(__file__).resolve().parent / "wl_move.py"
 SYSTEM_PYTHON = "/usr/bin/python3"
 
 
@@ -38,6 +39,13 @@ def activate(window_id: str) -> None:
         ["gdbus", "call", "--session", "--dest", "org.gnome.Shell", "--object-path", "/dev/lsm/Windows",
          "--method", "dev.lsm.Windows.Activate", window_id],
         capture_output=True, text=True, timeout=10, check=True)
+
+
+def move_focused_window(right: int, down: int) -> None:
+    """Moves the focused window by 10 px per step with mutter's keyboard move (Alt+F7, arrows,
+    Return), keys sent by a remote-desktop session of the test's own (tests/lib/wl_move.py)."""
+    subprocess.run([SYSTEM_PYTHON, str(MOVE), str(right), str(down)], capture_output=True, text=True,
+                   timeout=30, check=True)
 
 
 def buffer_offset(w: dict) -> tuple[int, int]:

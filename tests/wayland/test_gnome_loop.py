@@ -11,7 +11,7 @@ from conftest import TESTAPP_NAME, app_events, ensure_app, restart_app, run_prob
 from gui_flow import act, act_raw, center, element, find_window, observe, wait_for
 from lsm_mcp import err_code, image_bytes
 from png_rgba import decode, pixel
-from wl_shell import ClipboardOwner, activate, buffer_offset, read_clipboard, shell_window
+from wl_shell import ClipboardOwner, activate, buffer_offset, move_focused_window, read_clipboard, shell_window
 
 TITLE = "lsm test app"
 
@@ -235,6 +235,34 @@ def test_state_contract(app):
     assert len(app_events("testapp", "click")) == n
     st = observe(s, win)
     act(s, st, [{"type": "set_value", "element_id": element(st, "Combo entry")["id"], "value": ""}])
+
+
+def test_a_window_moved_after_the_observation_is_refused(app):
+    s, win = app
+    shell = shell_window(pid=win["pid"])
+    activate(shell["id"])
+    wait_for(lambda: shell_window(pid=win["pid"])["focus"], what="the test app focused")
+    st = observe(s, win)
+    was = shell_window(pid=win["pid"])["frame"]
+    n = len(app_events("testapp", "click"))
+    # The user moves the window 40 px right and 30 px down (keyboard move, outside lsm).
+    move_focused_window(4, 3)
+    try:
+        now = wait_for(lambda: (lambda f: f if (f["x"], f["y"]) != (was["x"], was["y"]) else None)(
+            shell_window(pid=win["pid"])["frame"]), what="the window moved")
+        assert (now["width"], now["height"]) == (was["width"], was["height"]), (was, now)
+        x, y = center(element(st, "Double-click here"))
+        res = act_raw(s, st, [{"type": "click", "x": x, "y": y}])
+        assert err_code(res) == "WINDOW_CHANGED", res
+        time.sleep(0.3)
+        assert len(app_events("testapp", "click")) == n, "a click was sent to a moved window"
+        # Observed again, the same window-relative point lands where it says.
+        st = observe(s, win)
+        assert (st["window"]["bounds"]["x"], st["window"]["bounds"]["y"]) == (now["x"], now["y"]), st["window"]
+        click_seen_at(s, st, win, x, y)
+    finally:
+        activate(shell["id"])
+        move_focused_window(-4, -3)
 
 
 def test_element_gone_is_stale(app):

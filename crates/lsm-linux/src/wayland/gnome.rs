@@ -493,6 +493,7 @@ impl Gnome {
             };
             (reader, r.last_input)
         };
+        let started = std::time::Instant::now();
         let png = tokio::task::spawn_blocking(move || {
             reader.latest(stream_frames::FIRST_FRAME_WAIT, last_input, FRAME_AFTER_INPUT)
         })
@@ -501,6 +502,7 @@ impl Gnome {
         let frame_img = tokio::task::spawn_blocking(move || stream_frames::decode_png(&png))
             .await
             .map_err(|e| GuiError::backend(format!("frame decode task failed: {e}")))??;
+        let decoded = started.elapsed();
         let (frame, buffer) = (Rect::from(w.frame), Rect::from(w.buffer));
         // Stream pixels per stage pixel (the stream is in physical px).
         let k = w.scale / self.stage_scale(&w);
@@ -534,6 +536,10 @@ impl Gnome {
             px[3] = 255;
         }
         let clipped = crop.width < full.0 as i32 || crop.height < full.1 as i32;
+        tracing::debug!(
+            "window frame: {decoded:?} to the decoded frame, {:?} in all",
+            started.elapsed()
+        );
         Ok((out, clipped))
     }
 }
