@@ -20,6 +20,7 @@ pub mod outline;
 pub mod service;
 pub mod space;
 pub mod state;
+pub mod state_dir;
 pub mod text;
 pub mod verify;
 

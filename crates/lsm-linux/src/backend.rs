@@ -548,8 +548,12 @@ fn to_raw_element(n: RawNode, rule: CoordRule, offset: (i32, i32)) -> RawElement
 impl DesktopBackend for LinuxBackend {
     fn info(&self) -> BackendInfo {
         let mut capabilities = vec!["windows", "raw_input"];
-        // KWin types only the keyboard layout's characters (`wayland::kde`).
-        if !matches!(self.ws, WindowSystem::Kde(_)) {
+        // KWin, and GNOME through the portal, type only the keyboard layout's characters.
+        let portal = match &self.ws {
+            WindowSystem::Gnome(g) => g.portal_reason(),
+            _ => None,
+        };
+        if !matches!(self.ws, WindowSystem::Kde(_)) && portal.is_none() {
             capabilities.push("unicode_typing");
         }
         if self.screenshot_helper.is_none() {
@@ -565,6 +569,13 @@ impl DesktopBackend for LinuxBackend {
             capabilities: capabilities.into_iter().map(String::from).collect(),
             notes: std::iter::once(self.display.clone())
                 .chain(xwayland_note(self.wayland.as_deref()))
+                .chain(portal.map(|why| {
+                    format!(
+                        "input and pixels through the desktop portal ({why}): the user is asked once per lsm run \
+                         (where the portal remembers grants, once), screenshots are cut from the shared screen (parts \
+                         covered by other windows show them), and only the keyboard layout's characters can be typed"
+                    )
+                }))
                 .chain(
                     self.screenshot_helper
                         .iter()

@@ -67,6 +67,11 @@ impl Capture {
         Self::new(image, true, gaps)
     }
 
+    /// A capture read from the screen (parts covered by other windows show them: see `gaps`).
+    pub fn of_screen(image: RgbaImage, gaps: Vec<Gap>) -> Capture {
+        Self::new(image, false, gaps)
+    }
+
     fn new(image: RgbaImage, own_pixels: bool, gaps: Vec<Gap>) -> Capture {
         let occluded = gaps
             .iter()

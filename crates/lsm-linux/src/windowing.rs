@@ -67,6 +67,7 @@ impl WindowSystem {
     pub(crate) fn name(&self) -> &'static str {
         match self {
             Self::X11(_) => "linux-x11",
+            Self::Gnome(g) if g.portal_reason().is_some() => "linux-wayland-portal",
             Self::Gnome(_) => "linux-wayland-gnome",
             Self::Kde(_) => "linux-wayland-kde",
         }
@@ -76,6 +77,7 @@ impl WindowSystem {
     pub(crate) fn input_method(&self) -> &'static str {
         match self {
             Self::X11(_) => "xtest",
+            Self::Gnome(g) if g.portal_reason().is_some() => "portal_remote_desktop",
             Self::Gnome(_) => "mutter_remote_desktop",
             Self::Kde(_) => "portal_remote_desktop",
         }
@@ -85,6 +87,7 @@ impl WindowSystem {
     pub(crate) fn typing_method(&self) -> &'static str {
         match self {
             Self::X11(_) => "xtest_type",
+            Self::Gnome(g) if g.portal_reason().is_some() => "portal_type",
             Self::Gnome(_) => "mutter_type",
             Self::Kde(_) => "portal_type",
         }
@@ -205,14 +208,27 @@ impl LinuxBackend {
                 if w.minimized {
                     return Err(crate::x11::minimized_error(w.id));
                 }
-                let (image, clipped) = g.capture_window(w.id).await?;
+                let px = g.capture_window(w.id).await?;
                 let mut gaps = Vec::new();
-                if clipped {
+                if px.clipped {
                     gaps.push(Gap::OffScreen {
-                        why: "mutter's window stream is clipped to the monitor's size".into(),
+                        why: if px.from_screen {
+                            "the window reaches past the shared monitor".into()
+                        } else {
+                            "mutter's window stream is clipped to the monitor's size".into()
+                        },
                     });
                 }
-                Ok(Capture::of_own_pixels(image, gaps))
+                if px.covered {
+                    gaps.push(Gap::Covered {
+                        why: "the desktop portal shares the screen, not single windows".into(),
+                    });
+                }
+                Ok(if px.from_screen {
+                    Capture::of_screen(px.image, gaps)
+                } else {
+                    Capture::of_own_pixels(px.image, gaps)
+                })
             }
             None => {
                 let w = w.clone();

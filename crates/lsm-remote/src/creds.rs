@@ -9,22 +9,7 @@ use sha2::{Digest, Sha256};
 use std::io;
 use std::path::{Path, PathBuf};
 
-/// `$XDG_CONFIG_HOME/lsm`, else `~/.config/lsm` (`%APPDATA%\lsm` on Windows).
-pub fn default_state_dir() -> io::Result<PathBuf> {
-    let nonempty = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty()).map(PathBuf::from);
-    if cfg!(windows) {
-        if let Some(d) = nonempty("APPDATA") {
-            return Ok(d.join("lsm"));
-        }
-    }
-    if let Some(d) = nonempty("XDG_CONFIG_HOME") {
-        return Ok(d.join("lsm"));
-    }
-    nonempty("HOME")
-        .or_else(|| nonempty("USERPROFILE"))
-        .map(|h| h.join(".config").join("lsm"))
-        .ok_or_else(|| io::Error::other("no home directory: give --state-dir or LSM_STATE_DIR"))
-}
+pub use lsm_core::state_dir::default_state_dir;
 
 /// Machine names: what `machine` arguments and logs carry.
 pub fn check_name(name: &str) -> Result<(), String> {

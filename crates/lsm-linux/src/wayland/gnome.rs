@@ -4,6 +4,7 @@
 //! long-lived helper per window (`stream_frames.rs`).
 
 use super::clipboard::{Clipboard, Content};
+use super::gnome_portal::{self, GnomePortal};
 use super::input::{self, RemoteInput};
 use super::mutter::{self, WindowSession};
 use super::shell_windows::{self, ShellList, ShellWindow};
@@ -62,6 +63,19 @@ pub struct Gnome {
     /// Mutter's layout mode: true when stage coordinates are logical px (fractional scaling
     /// on), false when they are physical px (the default: each monitor's scale applies).
     logical_layout: std::sync::atomic::AtomicBool,
+    /// Set when input and pixels go through the desktop portal instead of mutter's API.
+    portal: Option<GnomePortal>,
+}
+
+/// A window's pixels as captured.
+pub struct WindowPixels {
+    pub image: RgbaImage,
+    /// Part of the window lay outside the captured stream.
+    pub clipped: bool,
+    /// Read from the screen (the portal's monitor stream), not the window's own buffer.
+    pub from_screen: bool,
+    /// From the screen, and other windows lie over part of this one: those parts show them.
+    pub covered: bool,
 }
 
 /// `org.gnome.Mutter.DisplayConfig.GetCurrentState`'s reply, read for its layout mode.
@@ -131,6 +145,17 @@ impl Gnome {
         if !shell {
             return Ok(None);
         }
+        let mutter_on_bus: bool = mutter::call(
+            &conn,
+            "org.freedesktop.DBus",
+            "/org/freedesktop/DBus",
+            "org.freedesktop.DBus",
+            "NameHasOwner",
+            &(mutter::RD_NAME,),
+        )
+        .await?;
+        let forced = std::env::var(gnome_portal::FORCE_ENV).ok();
+        let portal = gnome_portal::portal_reason(forced.as_deref(), mutter_on_bus).map(GnomePortal::new);
         let g = Self {
             conn,
             windows: WindowList::default(),
@@ -138,6 +163,7 @@ impl Gnome {
             input: tokio::sync::Mutex::new(()),
             clipboard: tokio::sync::OnceCell::new(),
             logical_layout: std::sync::atomic::AtomicBool::new(false),
+            portal,
         };
         g.list().await?;
         g.read_layout().await;
@@ -170,6 +196,11 @@ impl Gnome {
         };
         self.logical_layout
             .store(logical, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// Why input and pixels go through the desktop portal (None: mutter's own API).
+    pub fn portal_reason(&self) -> Option<&str> {
+        self.portal.as_ref().map(|p| p.reason.as_str())
     }
 
     /// Stage px per logical px of a window: its monitor's scale in the physical layout, 1 in
@@ -337,11 +368,16 @@ impl Gnome {
         }
     }
 
-    /// A stage point in the window's buffer coordinates as its stream takes them: logical px
-    /// from the surface's top left, whatever the layout mode (measured on mutter 43.8 at scale 2).
+    /// A stage point as the input session takes it: on a window stream, logical px from the
+    /// window's surface's top left, whatever the layout mode (measured on mutter 43.8 at scale
+    /// 2); through the portal, logical px in the layout (its monitor stream's offset is added
+    /// by the session).
     fn buffer_point(&self, handle: u32, p: Point) -> GuiResult<(f64, f64)> {
         let w = self.shell_window(handle)?;
         let s = self.stage_scale(&w);
+        if self.portal.is_some() {
+            return Ok(((p.x as f64 + 0.5) / s, (p.y as f64 + 0.5) / s));
+        }
         Ok((
             ((p.x - w.buffer.x) as f64 + 0.5) / s,
             ((p.y - w.buffer.y) as f64 + 0.5) / s,
@@ -352,18 +388,29 @@ impl Gnome {
     /// retried once on a new one.
     async fn with_session<F, Fut>(&self, handle: u32, f: F) -> GuiResult<()>
     where
-        F: Fn(Arc<WindowSession>) -> Fut,
+        F: Fn(Arc<dyn RemoteInput>) -> Fut,
         Fut: std::future::Future<Output = GuiResult<()>>,
     {
         let _g = self.input.lock().await;
-        let s = self.session(handle).await?;
+        if let Some(portal) = &self.portal {
+            let s = portal.session(&self.conn).await?;
+            portal.mark_input();
+            let r = f(s).await;
+            if r.as_ref().is_err_and(|e| e.code == ErrorCode::BackendError) {
+                // The user may have ended the sharing: the next call asks again.
+                portal.drop_session().await;
+            }
+            return r;
+        }
+        let s: Arc<dyn RemoteInput> = self.session(handle).await?;
         self.mark_input(handle).await;
         match f(s).await {
             Ok(()) => Ok(()),
             Err(e) if e.code == ErrorCode::BackendError => {
                 tracing::debug!("mutter input failed ({}), retrying on a new session", e.message);
                 self.drop_session(handle).await;
-                f(self.session(handle).await?).await
+                let s: Arc<dyn RemoteInput> = self.session(handle).await?;
+                f(s).await
             }
             Err(e) => Err(e),
         }
@@ -423,6 +470,15 @@ impl Gnome {
     /// Types any text by pasting it: the user's clipboard is saved, the text put on it, Ctrl+V
     /// pressed, and the user's content put back once the application has taken the text.
     pub async fn paste_text(&self, handle: u32, text: &str) -> GuiResult<()> {
+        if self.portal.is_some() {
+            // The portal's clipboard arrives with xdg-desktop-portal 1.18; mutter's is out of reach.
+            return Err(GuiError::new(
+                ErrorCode::UnsupportedAction,
+                "through the desktop portal lsm types only characters of the keyboard layout (printable ASCII, \
+                 Return, Tab): other keysyms are dropped, and pasting needs mutter's clipboard, which lsm cannot \
+                 reach here. Put other text into a field with set_value on its element_id",
+            ));
+        }
         let cb = self
             .clipboard
             .get_or_try_init(|| Clipboard::start(&self.conn))
@@ -471,29 +527,43 @@ impl Gnome {
         Ok(())
     }
 
-    /// The window's pixels: the latest frame of its stream, cut to the frame rect, in physical
-    /// px (the monitor's scale per logical px). `Ok((image, clipped))`: `clipped` true when part
-    /// of the window lay outside the stream frame (mutter clips a window stream to the monitor
-    /// size).
-    pub async fn capture_window(&self, handle: u32) -> GuiResult<(RgbaImage, bool)> {
+    /// The window's pixels, in physical px (the monitor's scale per logical px): the latest
+    /// frame of its own stream (mutter), or of the shared monitor's stream (portal), cut to
+    /// the frame rect.
+    pub async fn capture_window(&self, handle: u32) -> GuiResult<WindowPixels> {
         let w = self.shell_window(handle)?;
-        let session = self.session(handle).await?;
-        let (reader, last_input) = {
-            let mut rec = self.recorded.lock().await;
-            let r = rec
-                .get_mut(&w.id)
-                .ok_or_else(|| GuiError::window_not_found(&crate::backend::format_window_id(handle)))?;
-            let reader = match &r.frames {
-                Some(f) if f.alive() => f.clone(),
-                _ => {
-                    let f = Arc::new(FrameReader::start(session.node)?);
-                    r.frames = Some(f.clone());
-                    f
-                }
-            };
-            (reader, r.last_input)
+        let started = Instant::now();
+        // The stream, the rect (stage px) its frames show, and when input was last sent.
+        let (reader, shown, last_input) = match &self.portal {
+            Some(portal) => {
+                let (screen, reader) = portal.frames(&self.conn).await?;
+                let s = self.stage_scale(&w);
+                let at = |v: i32| (v as f64 * s).round() as i32;
+                let shown = Rect::new(
+                    at(screen.position.0),
+                    at(screen.position.1),
+                    at(screen.size.0),
+                    at(screen.size.1),
+                );
+                (reader, shown, portal.last_input())
+            }
+            None => {
+                let session = self.session(handle).await?;
+                let mut rec = self.recorded.lock().await;
+                let r = rec
+                    .get_mut(&w.id)
+                    .ok_or_else(|| GuiError::window_not_found(&crate::backend::format_window_id(handle)))?;
+                let reader = match &r.frames {
+                    Some(f) if f.alive() => f.clone(),
+                    _ => {
+                        let f = Arc::new(FrameReader::start(session.node, None)?);
+                        r.frames = Some(f.clone());
+                        f
+                    }
+                };
+                (reader, Rect::from(w.buffer), r.last_input)
+            }
         };
-        let started = std::time::Instant::now();
         let png = tokio::task::spawn_blocking(move || {
             reader.latest(stream_frames::FIRST_FRAME_WAIT, last_input, FRAME_AFTER_INPUT)
         })
@@ -503,21 +573,25 @@ impl Gnome {
             .await
             .map_err(|e| GuiError::backend(format!("frame decode task failed: {e}")))??;
         let decoded = started.elapsed();
-        let (frame, buffer) = (Rect::from(w.frame), Rect::from(w.buffer));
-        // Stream pixels per stage pixel (the stream is in physical px).
-        let k = w.scale / self.stage_scale(&w);
+        let frame = Rect::from(w.frame);
+        // Stream pixels per stage pixel: a window stream is in its buffer's physical px; a
+        // monitor stream's image spans the monitor.
+        let k = match &self.portal {
+            Some(_) => frame_img.width as f64 / shown.width.max(1) as f64,
+            None => w.scale / self.stage_scale(&w),
+        };
         let full = (
             (frame.width as f64 * k).round() as u32,
             (frame.height as f64 * k).round() as u32,
         );
-        let crop = stream_frames::window_crop((frame_img.width, frame_img.height), frame, buffer, k)
+        let crop = stream_frames::window_crop((frame_img.width, frame_img.height), frame, shown, k)
             .ok_or_else(|| GuiError::backend("the window is not in its stream's frame"))?;
         let mut out = RgbaImage {
             width: full.0,
             height: full.1,
             data: vec![0; (full.0 * full.1 * 4) as usize],
         };
-        let origin = ((frame.x - buffer.x) as f64 * k, (frame.y - buffer.y) as f64 * k);
+        let origin = ((frame.x - shown.x) as f64 * k, (frame.y - shown.y) as f64 * k);
         let (ox, oy) = (origin.0.round() as i32, origin.1.round() as i32);
         for row in 0..crop.height {
             let sy = (crop.y + row) as usize;
@@ -536,11 +610,35 @@ impl Gnome {
             px[3] = 255;
         }
         let clipped = crop.width < full.0 as i32 || crop.height < full.1 as i32;
+        let covered = self.portal.is_some() && self.covered_by_others(&w).await;
         tracing::debug!(
             "window frame: {decoded:?} to the decoded frame, {:?} in all",
             started.elapsed()
         );
-        Ok((out, clipped))
+        Ok(WindowPixels {
+            image: out,
+            clipped,
+            from_screen: self.portal.is_some(),
+            covered,
+        })
+    }
+
+    /// Whether a window higher in the stacking order overlaps `w`'s frame.
+    async fn covered_by_others(&self, w: &ShellWindow) -> bool {
+        let Ok(list) = self.list().await else {
+            return true;
+        };
+        let frame = Rect::from(w.frame);
+        list.windows
+            .iter()
+            .skip_while(|o| o.id != w.id)
+            .skip(1)
+            .filter(|o| !o.minimized)
+            .any(|o| {
+                frame
+                    .intersect(&Rect::from(o.frame))
+                    .is_some_and(|r| !r.is_empty())
+            })
     }
 }
 

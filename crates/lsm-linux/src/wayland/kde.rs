@@ -188,7 +188,7 @@ impl Kde {
         if let Some(s) = slot.as_ref() {
             return Ok(s.clone());
         }
-        let s = Arc::new(PortalSession::start(&self.conn, PORTAL_START_WAIT).await?);
+        let s = Arc::new(PortalSession::start(&self.conn, PORTAL_START_WAIT, false).await?);
         *slot = Some(s.clone());
         Ok(s)
     }

@@ -16,7 +16,7 @@ use std::collections::HashMap;
 use std::time::Duration;
 use zbus::zvariant::{OwnedObjectPath, OwnedValue, Value};
 
-const RD_NAME: &str = "org.gnome.Mutter.RemoteDesktop";
+pub const RD_NAME: &str = "org.gnome.Mutter.RemoteDesktop";
 const RD_PATH: &str = "/org/gnome/Mutter/RemoteDesktop";
 const RD_SESSION: &str = "org.gnome.Mutter.RemoteDesktop.Session";
 const SC_NAME: &str = "org.gnome.Mutter.ScreenCast";

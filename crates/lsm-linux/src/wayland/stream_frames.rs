@@ -234,35 +234,52 @@ pub struct FrameReader {
 }
 
 impl FrameReader {
-    /// Starts `gst-launch-1.0` on PipeWire node `node`.
-    pub fn start(node: u32) -> GuiResult<Self> {
+    /// Starts `gst-launch-1.0` on PipeWire node `node`; through `remote` when given (a
+    /// portal's PipeWire connection, which alone may read the node), else on the user's
+    /// PipeWire daemon.
+    pub fn start(node: u32, remote: Option<std::os::fd::OwnedFd>) -> GuiResult<Self> {
+        use std::os::fd::AsRawFd;
         let mut cmd = Command::new(GST_LAUNCH);
-        cmd.args(["-q", "pipewiresrc"])
-            .arg(format!("path={node}"))
-            .args([
-                "always-copy=true",
-                "!",
-                MAX_FRAME_RATE,
-                "!",
-                "videoconvert",
-                "!",
-                "video/x-raw,format=RGBA",
-                "!",
-            ])
-            .args([
-                "pngenc",
-                "compression-level=0",
-                "snapshot=false",
-                "!",
-                "fdsink",
-                "fd=1",
-                "sync=false",
-            ])
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null());
+        cmd.args(["-q", "pipewiresrc"]).arg(format!("path={node}"));
+        if let Some(fd) = &remote {
+            let raw = fd.as_raw_fd();
+            cmd.arg(format!("fd={raw}"));
+            // SAFETY: runs in the forked child before exec; one fcntl, async-signal-safe. The
+            // helper inherits the connection under the same number (ours is close-on-exec).
+            unsafe {
+                cmd.pre_exec(move || {
+                    let fd = std::os::fd::BorrowedFd::borrow_raw(raw);
+                    rustix::io::fcntl_setfd(fd, rustix::io::FdFlags::empty())?;
+                    Ok(())
+                });
+            }
+        }
+        cmd.args([
+            "always-copy=true",
+            "!",
+            MAX_FRAME_RATE,
+            "!",
+            "videoconvert",
+            "!",
+            "video/x-raw,format=RGBA",
+            "!",
+        ])
+        .args([
+            "pngenc",
+            "compression-level=0",
+            "snapshot=false",
+            "!",
+            "fdsink",
+            "fd=1",
+            "sync=false",
+        ])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null());
         let mut child = spawn_tied(cmd)
             .map_err(|e| GuiError::unavailable(format!("{GST_LAUNCH} could not start ({e}): install gstreamer1.0-tools and gstreamer1.0-pipewire for screenshots on Wayland")))?;
+        // The helper has its own copy of the connection now.
+        drop(remote);
         let mut out = child
             .stdout
             .take()
