@@ -529,7 +529,7 @@ mod tests {
 
     #[test]
     fn grants_are_remembered_only_where_the_portal_can() {
-        let keys = |o: Vec<(&str, Value)>| o.into_iter().map(|(k, _)| k).collect::<Vec<_>>();
+        let keys = |o: Vec<(&'static str, Value<'static>)>| o.into_iter().map(|(k, _)| k).collect::<Vec<_>>();
         assert_eq!(keys(device_options(1, Some("t"))), vec!["types"]);
         assert_eq!(keys(device_options(2, None)), vec!["types", "persist_mode"]);
         assert_eq!(
