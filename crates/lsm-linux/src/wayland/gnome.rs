@@ -564,14 +564,12 @@ impl Gnome {
                 (reader, Rect::from(w.buffer), r.last_input)
             }
         };
-        let png = tokio::task::spawn_blocking(move || {
-            reader.latest(stream_frames::FIRST_FRAME_WAIT, last_input, FRAME_AFTER_INPUT)
+        let frame_img = tokio::task::spawn_blocking(move || {
+            let png = reader.latest(stream_frames::FIRST_FRAME_WAIT, last_input, FRAME_AFTER_INPUT)?;
+            reader.image(png)
         })
         .await
         .map_err(|e| GuiError::backend(format!("frame task failed: {e}")))??;
-        let frame_img = tokio::task::spawn_blocking(move || stream_frames::decode_png(&png))
-            .await
-            .map_err(|e| GuiError::backend(format!("frame decode task failed: {e}")))??;
         let decoded = started.elapsed();
         let frame = Rect::from(w.frame);
         // Stream pixels per stage pixel: a window stream is in its buffer's physical px; a
@@ -585,7 +583,14 @@ impl Gnome {
             (frame.height as f64 * k).round() as u32,
         );
         let crop = stream_frames::window_crop((frame_img.width, frame_img.height), frame, shown, k)
-            .ok_or_else(|| GuiError::backend("the window is not in its stream's frame"))?;
+            .ok_or_else(|| match &self.portal {
+                Some(_) => GuiError::new(
+                    ErrorCode::UnsupportedAction,
+                    "the window is not on the monitor shared with lsm through the desktop portal: move it there \
+                     (or restart lsm and share its monitor) to capture it",
+                ),
+                None => GuiError::backend("the window is not in its stream's frame"),
+            })?;
         let mut out = RgbaImage {
             width: full.0,
             height: full.1,

@@ -231,6 +231,9 @@ fn spawn_tied(mut cmd: Command) -> std::io::Result<Child> {
 pub struct FrameReader {
     child: Mutex<Child>,
     latest: Arc<(Mutex<Latest>, Condvar)>,
+    /// The last frame decoded, with the PNG it came from: a window that did not change since
+    /// the last screenshot is not decoded again.
+    decoded: Mutex<Option<(Arc<Vec<u8>>, Arc<RgbaImage>)>>,
 }
 
 impl FrameReader {
@@ -318,6 +321,7 @@ impl FrameReader {
         Ok(Self {
             child: Mutex::new(child),
             latest,
+            decoded: Mutex::new(None),
         })
     }
 
@@ -369,6 +373,21 @@ impl FrameReader {
             }
         }
         l.png.clone().ok_or_else(|| GuiError::backend("no window frame"))
+    }
+}
+
+impl FrameReader {
+    /// `png` (a frame from `latest`) decoded, or the same frame's earlier decoding.
+    pub fn image(&self, png: Arc<Vec<u8>>) -> GuiResult<Arc<RgbaImage>> {
+        let mut d = self.decoded.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some((seen, img)) = &*d {
+            if Arc::ptr_eq(seen, &png) {
+                return Ok(img.clone());
+            }
+        }
+        let img = Arc::new(decode_png(&png)?);
+        *d = Some((png, img.clone()));
+        Ok(img)
     }
 }
 
