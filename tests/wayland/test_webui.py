@@ -28,15 +28,17 @@ def scenarios():
                            cwd=WEBUI, env={**os.environ, "LSM_WEB_URL": srv.url, "LSM_WEB_SECRET": srv.secret,
                                            "LSM_WL_OFFSET": f"{dx},{dy}"})
     finally:
+        srv.log.seek(0)
+        server_log = srv.log.read()[-4000:]
         srv.stop()
-    out = {}
+    out = {"server_log": server_log}
     for line in r.stdout.splitlines():
         try:
             rec = json.loads(line)
         except ValueError:
             continue
         out[rec["scenario"]] = rec
-    if "setup" in out or not out:
+    if "setup" in out or len(out) == 1:
         pytest.fail(f"wayland.mjs did not run (exit {r.returncode}):\n{r.stdout}\n{r.stderr[-3000:]}")
     return out
 
@@ -45,4 +47,4 @@ def scenarios():
 def test_desktop_page_on_wayland(scenarios, name):
     rec = scenarios.get(name)
     assert rec, f"scenario {name} did not run"
-    assert rec["ok"], rec["detail"]
+    assert rec["ok"], f"{rec['detail']}\nserver log (tail):\n{scenarios['server_log']}"

@@ -527,17 +527,13 @@ impl Gnome {
         Ok(())
     }
 
-    /// The window's pixels, in physical px (the monitor's scale per logical px): the latest
-    /// frame of its own stream (mutter), or of the shared monitor's stream (portal), cut to
-    /// the frame rect.
-    pub async fn capture_window(&self, handle: u32) -> GuiResult<WindowPixels> {
-        let w = self.shell_window(handle)?;
-        let started = Instant::now();
-        // The stream, the rect (stage px) its frames show, and when input was last sent.
+    /// The latest frame of the stream that shows window `w` (its own, or the portal's shared
+    /// monitor) and the rect (stage px) that frame shows; a helper is started on first use.
+    async fn stream_frame(&self, handle: u32, w: &ShellWindow) -> GuiResult<(Arc<RgbaImage>, Rect)> {
         let (reader, shown, last_input) = match &self.portal {
             Some(portal) => {
                 let (screen, reader) = portal.frames(&self.conn).await?;
-                let s = self.stage_scale(&w);
+                let s = self.stage_scale(w);
                 let at = |v: i32| (v as f64 * s).round() as i32;
                 let shown = Rect::new(
                     at(screen.position.0),
@@ -564,12 +560,40 @@ impl Gnome {
                 (reader, Rect::from(w.buffer), r.last_input)
             }
         };
-        let frame_img = tokio::task::spawn_blocking(move || {
+        let img = tokio::task::spawn_blocking(move || {
             let png = reader.latest(stream_frames::FIRST_FRAME_WAIT, last_input, FRAME_AFTER_INPUT)?;
             reader.image(png)
         })
         .await
         .map_err(|e| GuiError::backend(format!("frame task failed: {e}")))??;
+        Ok((img, shown))
+    }
+
+    /// Ends the stream that shows window `w` and its helper, so the next frame comes from new ones.
+    async fn restart_stream(&self, handle: u32) {
+        match &self.portal {
+            Some(portal) => portal.drop_frames().await,
+            None => self.drop_session(handle).await,
+        }
+    }
+
+    /// The window's pixels, in physical px (the monitor's scale per logical px): the latest
+    /// frame of its own stream (mutter), or of the shared monitor's stream (portal), cut to
+    /// the frame rect.
+    pub async fn capture_window(&self, handle: u32) -> GuiResult<WindowPixels> {
+        let w = self.shell_window(handle)?;
+        let started = Instant::now();
+        let (frame_img, shown) = match self.stream_frame(handle, &w).await {
+            Err(e) if e.code == ErrorCode::Timeout => {
+                // No first frame: mutter sent the stream's first frame before the helper was
+                // listening, and an idle window sends no other (seen once in several suite runs).
+                // A new session and helper get one.
+                tracing::info!("no first frame from the window's stream; starting it again");
+                self.restart_stream(handle).await;
+                self.stream_frame(handle, &w).await?
+            }
+            other => other?,
+        };
         let decoded = started.elapsed();
         let frame = Rect::from(w.frame);
         // Stream pixels per stage pixel: a window stream is in its buffer's physical px; a
@@ -591,10 +615,13 @@ impl Gnome {
                 ),
                 None => GuiError::backend("the window is not in its stream's frame"),
             })?;
-        let mut out = RgbaImage {
-            width: full.0,
-            height: full.1,
-            data: vec![0; (full.0 * full.1 * 4) as usize],
+        let clipped = crop.width < full.0 as i32 || crop.height < full.1 as i32;
+        // What the stream does not show (a clipped part) is opaque black; so are transparent
+        // pixels (the shadow). One pass: rows are copied with their alpha set.
+        let mut data = if clipped {
+            [0u8, 0, 0, 255].repeat(full.0 as usize * full.1 as usize)
+        } else {
+            vec![0u8; full.0 as usize * full.1 as usize * 4]
         };
         let origin = ((frame.x - shown.x) as f64 * k, (frame.y - shown.y) as f64 * k);
         let (ox, oy) = (origin.0.round() as i32, origin.1.round() as i32);
@@ -608,13 +635,18 @@ impl Gnome {
             let n = (crop.width as usize).min(full.0 as usize - dx);
             let src = (sy * frame_img.width as usize + sx) * 4;
             let dst = (dy * full.0 as usize + dx) * 4;
-            out.data[dst..dst + n * 4].copy_from_slice(&frame_img.data[src..src + n * 4]);
+            for (o, i) in data[dst..dst + n * 4]
+                .chunks_exact_mut(4)
+                .zip(frame_img.data[src..src + n * 4].chunks_exact(4))
+            {
+                o.copy_from_slice(&[i[0], i[1], i[2], 255]);
+            }
         }
-        // Transparent pixels (the shadow, a clipped part) are shown opaque black.
-        for px in out.data.chunks_exact_mut(4) {
-            px[3] = 255;
-        }
-        let clipped = crop.width < full.0 as i32 || crop.height < full.1 as i32;
+        let out = RgbaImage {
+            width: full.0,
+            height: full.1,
+            data,
+        };
         let covered = self.portal.is_some() && self.covered_by_others(&w).await;
         tracing::debug!(
             "window frame: {decoded:?} to the decoded frame, {:?} in all",

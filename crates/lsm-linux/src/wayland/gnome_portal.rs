@@ -104,7 +104,12 @@ impl GnomePortal {
     fn ask(&self, conn: zbus::Connection) {
         let (grant, answered) = (self.grant.clone(), self.answered.clone());
         tokio::spawn(async move {
-            let result = PortalSession::start(&conn, START_WAIT, true).await;
+            let result = match PortalSession::start(&conn, START_WAIT, true).await {
+                // GNOME's portal drives a mutter remote-desktop session, which drops the first
+                // keysym it is sent: a Shift press and release goes first.
+                Ok(s) => prime_keyboard(&s).await.map(|()| s),
+                Err(e) => Err(e),
+            };
             let next = match result {
                 Ok(s) => Grant::Ready(Arc::new(s)),
                 Err(e) if e.message.contains("declined") => Grant::Declined(GuiError::unavailable(format!(
@@ -134,6 +139,11 @@ impl GnomePortal {
         *self.frames.lock().await = None;
     }
 
+    /// Ends the frame helper (the next screenshot starts a new one on the same session).
+    pub async fn drop_frames(&self) {
+        *self.frames.lock().await = None;
+    }
+
     pub fn mark_input(&self) {
         *self.last_input.lock().unwrap_or_else(|p| p.into_inner()) = Some(Instant::now());
     }
@@ -159,6 +169,12 @@ impl GnomePortal {
             }
         }
     }
+}
+
+async fn prime_keyboard(s: &PortalSession) -> GuiResult<()> {
+    use super::input::RemoteInput;
+    s.keysym(super::mutter::PRIMING_KEYSYM, true).await?;
+    s.keysym(super::mutter::PRIMING_KEYSYM, false).await
 }
 
 #[cfg(test)]

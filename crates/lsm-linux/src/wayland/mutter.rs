@@ -30,7 +30,7 @@ pub const CALL_TIMEOUT: Duration = Duration::from_secs(3);
 const STREAM_WAIT: Duration = Duration::from_secs(3);
 
 /// `XK_Shift_L`: sent once at the start of a session, whose first keysym mutter drops.
-const PRIMING_KEYSYM: u32 = 0xffe1;
+pub const PRIMING_KEYSYM: u32 = 0xffe1;
 
 fn err(what: &str, e: impl std::fmt::Display) -> GuiError {
     GuiError::backend(format!("mutter {what}: {e}"))
