@@ -230,13 +230,16 @@ fn spawn_tied(mut cmd: Command) -> std::io::Result<Child> {
         .map_err(|_| std::io::Error::other("the helper did not start within 5 s"))?
 }
 
+/// A PNG frame and its decoding.
+type Decoded = (Arc<Vec<u8>>, Arc<RgbaImage>);
+
 /// One helper reading one PipeWire node.
 pub struct FrameReader {
     child: Mutex<Child>,
     latest: Arc<(Mutex<Latest>, Condvar)>,
     /// The last frame decoded, with the PNG it came from: a window that did not change since
     /// the last screenshot is not decoded again.
-    decoded: Mutex<Option<(Arc<Vec<u8>>, Arc<RgbaImage>)>>,
+    decoded: Mutex<Option<Decoded>>,
 }
 
 impl FrameReader {
