@@ -12,7 +12,7 @@
 #   tests/bed/wayland.sh stop-app KEY
 #
 # Settings: LSM_WLBED_DIR (default /tmp/lsm-wlbed), LSM_WLBED_SIZE (1280x800),
-# LSM_WLBED_SCALE (monitor scale, 1), LSM_WLBED_EXTENSION=0 (start without the extension),
+# LSM_WLBED_SCALE (monitor scale, 1), LSM_WLBED_RATE (refresh rate, 30), LSM_WLBED_EXTENSION=0 (start without the extension),
 # LSM_BIN (the lsm binary that runs `lsm setup gnome`; default target/release/lsm).
 set -uo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -23,6 +23,11 @@ LOGS=$DIR/logs
 PIDS=$DIR/pids
 SIZE=${LSM_WLBED_SIZE:-1280x800}
 SCALE=${LSM_WLBED_SCALE:-1}
+# The shell renders in software here and repaints the whole stage on every frame: at 60 Hz one
+# animated widget (a spinner, a pulsing progress bar) keeps it at a full core of a 2-core machine,
+# which every test and benchmark then competes with. 30 Hz halves that; window streams are capped
+# at 10 frames/s anyway.
+RATE=${LSM_WLBED_RATE:-30}
 WD=wayland-lsm
 EXTENSION=${LSM_WLBED_EXTENSION:-1}
 LSM=${LSM_BIN:-$ROOT/target/release/lsm}
@@ -139,7 +144,7 @@ EOF
   spawn wireplumber wireplumber
   # XWayland's sockets: mutter refuses a /tmp/.X11-unix that is not world-writable and sticky.
   mkdir -p /tmp/.X11-unix && chmod 1777 /tmp/.X11-unix
-  local args=(--headless --wayland --wayland-display="$WD" --virtual-monitor "$SIZE")
+  local args=(--headless --wayland --wayland-display="$WD" --virtual-monitor "$SIZE@$RATE")
   # (llvmpipe renders with every core. Limited to one thread, the walk line gained and the
   # screenshot line lost: the window stream then competes with rendering in that thread.)
   spawn gnome-shell gnome-shell "${args[@]}"
@@ -155,10 +160,10 @@ EOF
   if [[ $SCALE != 1 ]]; then # the virtual monitor at another scale (mutter's own display config)
     gdbus call --session --dest org.gnome.Mutter.DisplayConfig --object-path /org/gnome/Mutter/DisplayConfig \
       --method org.gnome.Mutter.DisplayConfig.ApplyMonitorsConfig 2 1 \
-      "[(0, 0, $SCALE.0, 0, true, [('Meta-0', '$SIZE@60.000', @a{sv} {})])]" "@a{sv} {}" >/dev/null ||
+      "[(0, 0, $SCALE.0, 0, true, [('Meta-0', '$SIZE@$RATE.000', @a{sv} {})])]" "@a{sv} {}" >/dev/null ||
       die "could not set the monitor's scale to $SCALE"
   fi
-  say "up: $SIZE at scale $SCALE on $WD (logs in $LOGS)"
+  say "up: $SIZE@$RATE Hz at scale $SCALE on $WD (logs in $LOGS)"
   print_env
 }
 

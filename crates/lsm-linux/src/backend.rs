@@ -645,7 +645,9 @@ impl DesktopBackend for LinuxBackend {
                 format!("no screenshots: {why}"),
             ));
         }
-        let win = self.x11_window(window_id).await?;
+        let xid = parse_window_id(window_id)?;
+        let (win, ()) = tokio::join!(self.x11_window(window_id), self.ws_warm_capture(xid));
+        let win = win?;
         let shot = self.ws_capture(&win.win).await?;
         let mut notes = capture_notes(&shot);
         if win.win.minimized {

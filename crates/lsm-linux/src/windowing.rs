@@ -195,6 +195,14 @@ impl LinuxBackend {
         }
     }
 
+    /// Prepares what a capture of window `id` can prepare before its window record is read
+    /// (GNOME: decoding the stream's latest frame).
+    pub(crate) async fn ws_warm_capture(&self, id: u32) {
+        if let Some(g) = self.gnome() {
+            g.warm_frame(id).await;
+        }
+    }
+
     pub(crate) async fn ws_capture(&self, w: &X11Window) -> GuiResult<Capture> {
         if self.kde().is_some() {
             return Err(lsm_core::GuiError::new(

@@ -569,6 +569,31 @@ impl Gnome {
         Ok((img, shown))
     }
 
+    /// Decodes the latest frame of window `handle`'s own stream, when it has a running one, so
+    /// that the capture that follows finds it decoded. Runs beside the window-list call a capture
+    /// starts with: the frame does not depend on the list, and a busy shell answers that call
+    /// in 10-20 ms here. Nothing is started or waited for; any failure is left to the capture.
+    pub async fn warm_frame(&self, handle: u32) {
+        if self.portal.is_some() {
+            return;
+        }
+        let Ok(id) = self.mutter_id(handle) else {
+            return;
+        };
+        let reader = {
+            let rec = self.recorded.lock().await;
+            rec.get(&id).and_then(|r| r.frames.clone()).filter(|f| f.alive())
+        };
+        if let Some(reader) = reader {
+            let _ = tokio::task::spawn_blocking(move || {
+                if let Some(png) = reader.peek() {
+                    let _ = reader.image(png);
+                }
+            })
+            .await;
+        }
+    }
+
     /// Ends the stream that shows window `w` and its helper, so the next frame comes from new ones.
     async fn restart_stream(&self, handle: u32) {
         match &self.portal {
@@ -617,7 +642,7 @@ impl Gnome {
             })?;
         let clipped = crop.width < full.0 as i32 || crop.height < full.1 as i32;
         // What the stream does not show (a clipped part) is opaque black; so are transparent
-        // pixels (the shadow). One pass: rows are copied with their alpha set.
+        // pixels (the shadow): rows are copied, then their alpha set.
         let mut data = if clipped {
             [0u8, 0, 0, 255].repeat(full.0 as usize * full.1 as usize)
         } else {
@@ -635,11 +660,10 @@ impl Gnome {
             let n = (crop.width as usize).min(full.0 as usize - dx);
             let src = (sy * frame_img.width as usize + sx) * 4;
             let dst = (dy * full.0 as usize + dx) * 4;
-            for (o, i) in data[dst..dst + n * 4]
-                .chunks_exact_mut(4)
-                .zip(frame_img.data[src..src + n * 4].chunks_exact(4))
-            {
-                o.copy_from_slice(&[i[0], i[1], i[2], 255]);
+            let out_row = &mut data[dst..dst + n * 4];
+            out_row.copy_from_slice(&frame_img.data[src..src + n * 4]);
+            for px in out_row.chunks_exact_mut(4) {
+                px[3] = 255;
             }
         }
         let out = RgbaImage {

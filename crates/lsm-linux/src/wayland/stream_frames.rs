@@ -337,6 +337,12 @@ impl FrameReader {
         m.lock().unwrap_or_else(|p| p.into_inner()).ended.is_none()
     }
 
+    /// The latest frame, if one came; never waits.
+    pub fn peek(&self) -> Option<Arc<Vec<u8>>> {
+        let (m, _) = &*self.latest;
+        m.lock().unwrap_or_else(|p| p.into_inner()).png.clone()
+    }
+
     /// The latest frame: waits (bounded by `first`) for one when none came yet; when input
     /// was sent at `input_at`, waits (bounded by `after_input`) for a frame that arrived after
     /// it. Mutter sends a frame only when the window changed, so when none comes the latest one
