@@ -195,6 +195,10 @@ impl RgbaImage {
             });
             enc.set_depth(png::BitDepth::Eight);
             enc.set_compression(png::Compression::Fast);
+            // One filter for every row instead of trying five per row: on a 1415x732
+            // gtk3-widget-factory window Paeth encoded in 1.7 ms to 153 KB, the adaptive choice
+            // in 2.9 ms to 154 KB (Sub 272 KB, Up 410 KB).
+            enc.set_filter(png::Filter::Paeth);
             let mut writer = enc.write_header().map_err(|e| enc_err("png", e))?;
             if opaque {
                 let mut stream = writer.stream_writer().map_err(|e| enc_err("png", e))?;
