@@ -17,6 +17,7 @@ pub mod limits;
 pub mod model;
 pub mod observe;
 pub mod outline;
+pub mod output;
 pub mod service;
 pub mod space;
 pub mod state;
@@ -27,9 +28,10 @@ pub mod verify;
 pub use backend::{ActionOutcome, BackendAction, BackendConnector, Check, DesktopBackend, NoGui, Target};
 pub use limits::Limits;
 pub use model::{BackendInfo, Element, ObserveRequest, RawElement, Screenshot, Snapshot, WindowInfo};
-pub use service::{
-    ActionOutput, ActionRequest, CoordinateSpace, FrameOutput, FrameRequest, GuiService, HumanActionRequest,
-    ListOutput, LocalGui, ScreenshotInfo, StateOutput, StateRequest,
+pub use output::{
+    ActionOutput, ActionRequest, CoordinateSpace, FrameOutput, FrameRequest, HumanActionRequest, ListOutput,
+    ScreenshotInfo, StateOutput, StateRequest,
 };
+pub use service::{GuiService, LocalGui};
 pub use space::Space;
 pub use state::{ElementRef, StateStore};

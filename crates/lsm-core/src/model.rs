@@ -135,3 +135,8 @@ pub struct ObserveRequest {
     /// screen and searches huge lists beyond their visible area for it.
     pub query: Option<crate::observe::Query>,
 }
+
+/// Roles whose value is a secret (AT-SPI `password_text`, UIA/AX password fields).
+pub fn is_secret(role: &str) -> bool {
+    matches!(role, "password_text" | "password" | "secure_text_field")
+}

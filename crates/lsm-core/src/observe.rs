@@ -6,8 +6,8 @@
 use crate::error::{ErrorCode, GuiError, GuiResult};
 use crate::geometry::Rect;
 use crate::image::{EncodedImage, ImageFormat, RgbaImage};
+use crate::model::is_secret;
 use crate::model::{Element, RawElement};
-use crate::service::is_secret;
 use crate::space::Space;
 use crate::state::ElementRef;
 use crate::text::clean_elements;

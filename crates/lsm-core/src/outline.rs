@@ -2,7 +2,7 @@
 
 use crate::geometry::Rect;
 use crate::model::{Element, WindowInfo};
-use crate::service::{ActionOutput, ListOutput, StateOutput};
+use crate::output::{ActionOutput, ListOutput, StateOutput};
 use std::collections::HashMap;
 use std::fmt::Write;
 

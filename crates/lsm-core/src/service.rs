@@ -4,210 +4,20 @@
 use crate::action::{parse_actions, ActionResult, ActionSpec, Where};
 use crate::backend::{BackendAction, BackendConnector, Check, DesktopBackend, Target};
 use crate::error::{ErrorCode, GuiError, GuiResult};
-use crate::geometry::Rect;
-use crate::image::{EncodedImage, ImageFormat, RgbaImage};
+use crate::image::{ImageFormat, RgbaImage};
 use crate::limits::Limits;
-use crate::model::{BackendInfo, Element, ObserveRequest, WindowInfo};
+use crate::model::{ObserveRequest, WindowInfo};
 use crate::observe::{number_elements, render_screenshot, secret_areas, Numbered, Query, RenderedShot};
+use crate::output::{
+    ActionOutput, ActionRequest, CoordinateSpace, FrameOutput, FrameRequest, HumanActionRequest, ListOutput,
+    ScreenshotInfo, StateOutput, StateRequest,
+};
 use crate::space::Space;
 use crate::state::{ElementRef, Observation, StateStore};
 use async_trait::async_trait;
-use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::Mutex;
-
-/// `gui_list` result.
-#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct ListOutput {
-    pub machine: String,
-    pub backend: BackendInfo,
-    pub windows: Vec<WindowInfo>,
-    pub truncated: bool,
-}
-
-/// `gui_state` request after argument parsing.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct StateRequest {
-    pub window_id: String,
-    pub screenshot: bool,
-    pub include_elements: bool,
-    pub max_elements: Option<u64>,
-    pub max_depth: Option<u64>,
-    /// Only elements matching these words (and their ancestors).
-    pub query: Option<String>,
-    /// Walk hidden and off-screen subtrees too.
-    #[serde(default)]
-    pub include_hidden: bool,
-    pub image_format: ImageFormat,
-    /// JPEG quality 1..=100 (default 80); refused for the lossless formats.
-    pub image_quality: Option<u64>,
-}
-
-/// The coordinate space of an observation: what element bounds, screenshot pixels and the
-/// `x`/`y` of `gui_action` (for this `state_id`) mean. One space for all three.
-#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct CoordinateSpace {
-    /// Always `window`: (0,0) is the top-left corner of the window's client area.
-    pub origin: String,
-    /// `logical_px`; `scaled_px` when a large window was scaled down to the image cap.
-    pub units: String,
-    /// Size of the space (= the screenshot's size).
-    pub width: i32,
-    pub height: i32,
-    /// Units of this space per logical pixel: 1.0, or below 1 when scaled.
-    pub scale: f64,
-    /// Physical pixels per logical pixel of the display, when not 1 (HiDPI); the screenshot
-    /// was resampled to this space.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub display_scale: Option<f64>,
-    /// What the space is, when it is not plain logical pixels.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub note: Option<String>,
-}
-
-impl CoordinateSpace {
-    /// The space of an image in `space` of a window on a display of `display_scale`
-    /// (physical per logical pixel; stated only when it is not 1). No note.
-    fn of(space: &Space, display_scale: f64) -> Self {
-        CoordinateSpace {
-            origin: "window".into(),
-            units: if space.is_identity() {
-                "logical_px"
-            } else {
-                "scaled_px"
-            }
-            .into(),
-            width: space.width,
-            height: space.height,
-            scale: space.scale(),
-            display_scale: Some(display_scale)
-                .filter(|s| s.is_finite() && *s > 0.0 && (*s - 1.0).abs() > 1e-6),
-            note: None,
-        }
-    }
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct ScreenshotInfo {
-    /// `png`, `jpeg` or `webp` (also the MCP image content's mime type `image/<format>`).
-    pub format: String,
-    pub width: u32,
-    pub height: u32,
-    /// Encoded size in bytes.
-    pub bytes: usize,
-    /// JPEG quality used.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub quality: Option<u8>,
-    /// True when other windows may cover parts of the image.
-    pub occluded: bool,
-    /// Password fields painted over with one flat colour.
-    #[serde(default, skip_serializing_if = "is_zero")]
-    pub redacted: usize,
-}
-
-fn is_zero(v: &usize) -> bool {
-    *v == 0
-}
-
-/// `gui_state` result. The image travels beside it, not inside the JSON.
-#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct StateOutput {
-    pub state_id: String,
-    pub expires_in_ms: u64,
-    pub machine: String,
-    pub window: WindowInfo,
-    pub coordinate_space: CoordinateSpace,
-    pub elements: Vec<Element>,
-    /// Elements returned (with a query: the matches and their ancestors).
-    pub element_count: usize,
-    /// The query this observation was filtered by.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub query: Option<String>,
-    /// With a query: how many elements matched it (ancestors not counted).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub matched: Option<usize>,
-    pub truncated: bool,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub truncated_reason: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub screenshot: Option<ScreenshotInfo>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub notes: Vec<String>,
-    /// The encoded screenshot; travels as MCP image content, not inside the JSON.
-    #[serde(skip)]
-    #[schemars(skip)]
-    pub image: Option<EncodedImage>,
-}
-
-/// `gui_action` request; `actions` is the caller's raw JSON, validated here.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ActionRequest {
-    pub window_id: String,
-    pub state_id: String,
-    pub actions: serde_json::Value,
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct ActionOutput {
-    pub machine: String,
-    pub window_id: String,
-    pub ok: bool,
-    pub results: Vec<ActionResult>,
-    /// Set when the call stopped early on purpose after a successful action (it opened a modal
-    /// dialog, say): why, and that the actions listed in `not_run` were not carried out.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub stopped: Option<String>,
-    /// Indices of the actions not run because of `stopped`.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub not_run: Vec<usize>,
-    /// Observations are single-use: observe again before the next action.
-    pub next: String,
-}
-
-/// A web UI frame request: the window's pixels, for a person (no elements, no `state_id`).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct FrameRequest {
-    pub window_id: String,
-    pub image_format: ImageFormat,
-    /// JPEG quality 1..=100 (default 80).
-    pub image_quality: Option<u64>,
-    /// Long-edge cap of the image (default: the service's `max_image_edge`).
-    pub max_edge: Option<u32>,
-    /// The `etag` of the frame the caller already has: when the pixels are the same, the
-    /// answer says `unchanged` and carries no image.
-    pub if_none_match: Option<String>,
-}
-
-/// A frame: the window's image and the geometry it was taken at.
-#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct FrameOutput {
-    pub machine: String,
-    /// The window when captured; `window.bounds` is the geometry a human action must quote.
-    pub window: WindowInfo,
-    /// The image's space: `scale` image pixels per logical pixel.
-    pub coordinate_space: CoordinateSpace,
-    /// Identifies the pixels (a hash of the captured image).
-    pub etag: String,
-    /// True when the pixels equal `if_none_match`: no image is sent.
-    pub unchanged: bool,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub screenshot: Option<ScreenshotInfo>,
-    #[serde(skip)]
-    #[schemars(skip)]
-    pub image: Option<EncodedImage>,
-}
-
-/// Input from a person on a frame (web UI), outside the model's `state_id` rules: it runs only
-/// while the window still has the geometry the frame was taken at.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct HumanActionRequest {
-    pub window_id: String,
-    /// `window.bounds` of the frame the person acted on.
-    pub geometry: Rect,
-    /// Actions as for `gui_action`, with window-relative logical `x`/`y` and no `element_id`.
-    pub actions: serde_json::Value,
-}
 
 /// The operations every face calls. Local and remote machines implement it alike.
 #[async_trait]
@@ -423,11 +233,6 @@ fn space_note(space: &Space, window: &WindowInfo, cap: u32, display_scale: Optio
         ));
     }
     (!parts.is_empty()).then(|| parts.join("; "))
-}
-
-/// Roles whose value is a secret (AT-SPI `password_text`, UIA/AX password fields).
-pub fn is_secret(role: &str) -> bool {
-    matches!(role, "password_text" | "password" | "secure_text_field")
 }
 
 #[async_trait]
