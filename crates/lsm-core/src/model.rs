@@ -1,5 +1,6 @@
 //! What backends report and what the tools return, in window-relative logical pixels.
 
+use crate::error::{ErrorCode, GuiError, GuiResult};
 use crate::geometry::Rect;
 use crate::image::RgbaImage;
 use serde::{Deserialize, Serialize};
@@ -133,10 +134,56 @@ pub struct ObserveRequest {
     pub walk_budget: std::time::Duration,
     /// The `gui_state` query, when there is one: the walk keeps matching objects that are off
     /// screen and searches huge lists beyond their visible area for it.
-    pub query: Option<crate::observe::Query>,
+    pub query: Option<Query>,
 }
 
 /// Roles whose value is a secret (AT-SPI `password_text`, UIA/AX password fields).
 pub fn is_secret(role: &str) -> bool {
     matches!(role, "password_text" | "password" | "secure_text_field")
+}
+
+/// A `gui_state` `query`: words separated by white space; an element matches when every word
+/// occurs (case-insensitively) in its name, role (as the elements spell it, or without its
+/// underscores), value or description.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Query {
+    words: Vec<String>,
+}
+
+impl Query {
+    pub fn parse(text: &str, max_bytes: usize) -> GuiResult<Self> {
+        if text.len() > max_bytes {
+            return Err(GuiError::new(
+                ErrorCode::LimitExceeded,
+                format!("query is {} bytes; at most {max_bytes} are allowed", text.len()),
+            ));
+        }
+        let words: Vec<String> = text.split_whitespace().map(str::to_lowercase).collect();
+        if words.is_empty() {
+            return Err(GuiError::invalid(
+                "query is empty; give words to look for (or omit query for every element)",
+            ));
+        }
+        Ok(Self { words })
+    }
+
+    /// Whether every word occurs in one of the element's texts. A secret's value never counts.
+    pub fn matches(&self, e: &RawElement) -> bool {
+        let value = if is_secret(&e.role) {
+            ""
+        } else {
+            e.value.as_deref().unwrap_or("")
+        };
+        let fields = [
+            e.name.to_lowercase(),
+            e.role.to_lowercase(),
+            // The same role written without its underscores ("checkbox" finds `check_box`).
+            e.role.replace('_', "").to_lowercase(),
+            value.to_lowercase(),
+            e.description.to_lowercase(),
+        ];
+        self.words
+            .iter()
+            .all(|w| fields.iter().any(|f| f.contains(w.as_str())))
+    }
 }

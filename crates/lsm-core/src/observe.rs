@@ -3,10 +3,10 @@
 //! screenshot (resampled to the space, secrets painted over, encoded). Platform-free and
 //! synchronous: the service runs the image part on a blocking thread.
 
-use crate::error::{ErrorCode, GuiError, GuiResult};
+use crate::error::GuiResult;
 use crate::geometry::Rect;
 use crate::image::{EncodedImage, ImageFormat, RgbaImage};
-use crate::model::is_secret;
+use crate::model::{is_secret, Query};
 use crate::model::{Element, RawElement};
 use crate::space::Space;
 use crate::state::ElementRef;
@@ -15,52 +15,6 @@ use std::collections::HashMap;
 
 /// The colour that covers a password field in a screenshot.
 pub const REDACTED: [u8; 4] = [96, 96, 96, 255];
-
-/// A `gui_state` `query`: words separated by white space; an element matches when every word
-/// occurs (case-insensitively) in its name, role (as the elements spell it, or without its
-/// underscores), value or description.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Query {
-    words: Vec<String>,
-}
-
-impl Query {
-    pub fn parse(text: &str, max_bytes: usize) -> GuiResult<Self> {
-        if text.len() > max_bytes {
-            return Err(GuiError::new(
-                ErrorCode::LimitExceeded,
-                format!("query is {} bytes; at most {max_bytes} are allowed", text.len()),
-            ));
-        }
-        let words: Vec<String> = text.split_whitespace().map(str::to_lowercase).collect();
-        if words.is_empty() {
-            return Err(GuiError::invalid(
-                "query is empty; give words to look for (or omit query for every element)",
-            ));
-        }
-        Ok(Self { words })
-    }
-
-    /// Whether every word occurs in one of the element's texts. A secret's value never counts.
-    pub fn matches(&self, e: &RawElement) -> bool {
-        let value = if is_secret(&e.role) {
-            ""
-        } else {
-            e.value.as_deref().unwrap_or("")
-        };
-        let fields = [
-            e.name.to_lowercase(),
-            e.role.to_lowercase(),
-            // The same role written without its underscores ("checkbox" finds `check_box`).
-            e.role.replace('_', "").to_lowercase(),
-            value.to_lowercase(),
-            e.description.to_lowercase(),
-        ];
-        self.words
-            .iter()
-            .all(|w| fields.iter().any(|f| f.contains(w.as_str())))
-    }
-}
 
 /// Elements as given to the caller, and what their ids stand for.
 #[derive(Debug, Default)]
@@ -216,6 +170,7 @@ pub fn render_screenshot(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::ErrorCode;
 
     fn raw(role: &str, name: &str, parent: Option<usize>, bounds: Rect) -> RawElement {
         RawElement {

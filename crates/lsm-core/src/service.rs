@@ -6,8 +6,9 @@ use crate::backend::{BackendAction, BackendConnector, Check, DesktopBackend, Tar
 use crate::error::{ErrorCode, GuiError, GuiResult};
 use crate::image::{ImageFormat, RgbaImage};
 use crate::limits::Limits;
+use crate::model::Query;
 use crate::model::{ObserveRequest, WindowInfo};
-use crate::observe::{number_elements, render_screenshot, secret_areas, Numbered, Query, RenderedShot};
+use crate::observe::{number_elements, render_screenshot, secret_areas, Numbered, RenderedShot};
 use crate::output::{
     ActionOutput, ActionRequest, CoordinateSpace, FrameOutput, FrameRequest, HumanActionRequest, ListOutput,
     ScreenshotInfo, StateOutput, StateRequest,

@@ -6,7 +6,7 @@ use crate::atspi::{
     value_as_ref, Atspi, CoordKind, ObjRef, RawNode, IFACE_ACCESSIBLE, IFACE_COMPONENT, IFACE_TABLE,
 };
 use futures_util::stream::StreamExt;
-use lsm_core::observe::Query;
+use lsm_core::model::Query;
 use lsm_core::{RawElement, Rect};
 use std::collections::HashSet;
 use std::time::Instant;

@@ -12,7 +12,7 @@ use crate::atspi::{
 use crate::cache::Prefetch;
 use crate::list::{MAX_BULK_CHILDREN, MAX_MANAGED_CHILDREN};
 use futures_util::stream::{FuturesUnordered, StreamExt};
-use lsm_core::observe::Query;
+use lsm_core::model::Query;
 use lsm_core::{GuiResult, RawElement, Rect};
 use std::collections::VecDeque;
 use std::time::Instant;
