@@ -58,6 +58,10 @@ pub struct BackendInfo {
 pub struct RawElement {
     /// Backend handle used to act on the element later (never shown to the model).
     pub native: String,
+    /// The live control's identity, the same in every observation of its window while it
+    /// lives (AT-SPI: bus name and object path): it keeps the element's id stable. Empty when
+    /// the backend has none (the id then follows the element's position).
+    pub key: String,
     pub parent: Option<usize>,
     pub depth: u32,
     pub role: String,

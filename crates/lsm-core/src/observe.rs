@@ -28,11 +28,13 @@ pub struct Numbered {
     pub over_budget: bool,
 }
 
-/// Cleans the walk's text ([`clean_elements`]), numbers it `e0..eN` (ids are positions in the
-/// full walk, with or without a query), moves bounds into `space`, keeps the query's matches and all their ancestors, and stops at
-/// `byte_budget` bytes of element JSON. Parents precede their children in `raw`.
+/// Cleans the walk's text ([`clean_elements`]), names each element by `ids` (aligned with `raw`:
+/// see [`crate::ids::ElementIds`]; a query does not change them), moves bounds into `space`, keeps
+/// the query's matches and all their ancestors, and stops at `byte_budget` bytes of element
+/// JSON. Parents precede their children in `raw`.
 pub fn number_elements(
     mut raw: Vec<RawElement>,
+    ids: &[String],
     space: &Space,
     query: Option<&Query>,
     byte_budget: usize,
@@ -71,7 +73,9 @@ pub fn number_elements(
         if keep.as_ref().is_some_and(|k| !k[i]) {
             continue;
         }
-        let id = format!("e{i}");
+        let Some(id) = ids.get(i).cloned() else {
+            break;
+        };
         let secret = is_secret(&r.role);
         let el = Element {
             id: id.clone(),
@@ -84,7 +88,7 @@ pub fn number_elements(
             actions: r.actions.clone(),
             bounds: r.bounds.map(|b| space.rect_to_space(b)),
             summary: r.summary.clone(),
-            parent: r.parent.map(|p| format!("e{p}")),
+            parent: r.parent.and_then(|p| ids.get(p).cloned()),
             depth: r.depth,
         };
         bytes += serde_json::to_vec(&el).map(|v| v.len() + 1).unwrap_or(0);
@@ -172,9 +176,15 @@ mod tests {
     use super::*;
     use crate::error::ErrorCode;
 
+    /// Ids as a window's first observation has them: walk positions.
+    fn positions() -> Vec<String> {
+        (0..64).map(|i| format!("e{i}")).collect()
+    }
+
     fn raw(role: &str, name: &str, parent: Option<usize>, bounds: Rect) -> RawElement {
         RawElement {
             native: format!("n-{name}"),
+            key: format!("n-{name}"),
             parent,
             depth: 0,
             role: role.into(),
@@ -211,7 +221,13 @@ mod tests {
     #[test]
     fn query_keeps_matches_and_ancestors_with_full_walk_ids() {
         let q = Query::parse("  PRESS ", 256).expect("query");
-        let n = number_elements(tree(), &Space::identity(600, 500), Some(&q), 1 << 20);
+        let n = number_elements(
+            tree(),
+            &positions(),
+            &Space::identity(600, 500),
+            Some(&q),
+            1 << 20,
+        );
         let ids: Vec<&str> = n.elements.iter().map(|e| e.id.as_str()).collect();
         // "Press me" by name, "Name entry" by value; their ancestors e0, e1, e3.
         assert_eq!(ids, ["e0", "e1", "e2", "e3", "e6"]);
@@ -229,18 +245,37 @@ mod tests {
     #[test]
     fn query_words_must_all_match_in_any_field() {
         let q = Query::parse("checkbox enable", 256).expect("query");
-        let n = number_elements(tree(), &Space::identity(600, 500), Some(&q), 1 << 20);
+        let n = number_elements(
+            tree(),
+            &positions(),
+            &Space::identity(600, 500),
+            Some(&q),
+            1 << 20,
+        );
         assert_eq!(n.matched, Some(1));
         assert_eq!(n.elements.last().map(|e| e.id.as_str()), Some("e4"));
         // The role as the elements spell it, and without its underscore, both match.
         let q = Query::parse("check_box", 256).expect("query");
         assert_eq!(
-            number_elements(tree(), &Space::identity(600, 500), Some(&q), 1 << 20).matched,
+            number_elements(
+                tree(),
+                &positions(),
+                &Space::identity(600, 500),
+                Some(&q),
+                1 << 20
+            )
+            .matched,
             Some(1)
         );
         // A secret's value is never searched.
         let q = Query::parse("hunter2", 256).expect("query");
-        let n = number_elements(tree(), &Space::identity(600, 500), Some(&q), 1 << 20);
+        let n = number_elements(
+            tree(),
+            &positions(),
+            &Space::identity(600, 500),
+            Some(&q),
+            1 << 20,
+        );
         assert_eq!((n.matched, n.elements.len()), (Some(0), 0));
         assert!(Query::parse(" ", 256).is_err());
         assert_eq!(
@@ -251,13 +286,13 @@ mod tests {
 
     #[test]
     fn without_query_all_elements_and_no_secret_values() {
-        let n = number_elements(tree(), &Space::identity(600, 500), None, 1 << 20);
+        let n = number_elements(tree(), &positions(), &Space::identity(600, 500), None, 1 << 20);
         assert_eq!(n.elements.len(), 7);
         assert_eq!(n.matched, None);
         assert_eq!(n.elements[5].value, None);
         assert_eq!(n.elements[6].value.as_deref(), Some("Alice Press"));
         // The byte budget cuts in document order, so parents stay before children.
-        let small = number_elements(tree(), &Space::identity(600, 500), None, 300);
+        let small = number_elements(tree(), &positions(), &Space::identity(600, 500), None, 300);
         assert!(small.over_budget && !small.elements.is_empty() && small.elements.len() < 7);
         assert_eq!(small.refs.len(), small.elements.len());
     }
@@ -265,7 +300,7 @@ mod tests {
     #[test]
     fn bounds_are_in_the_space_and_refs_stay_logical() {
         let space = Space::for_window(600, 500, 300);
-        let n = number_elements(tree(), &space, None, 1 << 20);
+        let n = number_elements(tree(), &positions(), &space, None, 1 << 20);
         assert_eq!(n.elements[0].bounds, Some(Rect::new(0, 0, 300, 250)));
         assert_eq!(n.elements[2].bounds, Some(Rect::new(5, 5, 50, 15)));
         assert_eq!(n.refs["e2"].bounds, Some(Rect::new(10, 10, 100, 30)));

@@ -4,6 +4,7 @@
 use crate::action::{parse_actions, ActionResult, ActionSpec, Where};
 use crate::backend::{BackendAction, BackendConnector, Check, DesktopBackend, Target};
 use crate::error::{ErrorCode, GuiError, GuiResult};
+use crate::ids::ElementIds;
 use crate::image::{ImageFormat, RgbaImage};
 use crate::limits::Limits;
 use crate::model::Query;
@@ -39,6 +40,8 @@ pub struct LocalGui {
     connector: Arc<dyn BackendConnector>,
     backend: Mutex<Option<Arc<dyn DesktopBackend>>>,
     store: StateStore,
+    /// Element ids that stay with their controls across observations.
+    ids: ElementIds,
 }
 
 /// Slack over a backend's own budgets before we call it hung.
@@ -53,6 +56,7 @@ impl LocalGui {
             connector,
             backend: Mutex::new(None),
             store,
+            ids: ElementIds::new(),
         }
     }
 
@@ -331,8 +335,10 @@ impl GuiService for LocalGui {
         );
         let secrets = secret_areas(&snap.elements);
         let (numbered, walk_truncated, mut truncated_reason) = if request.include_elements {
+            let ids = self.ids.assign(&window.window_id, &snap.elements);
             let n = number_elements(
                 snap.elements,
+                &ids,
                 &space,
                 query.as_ref(),
                 self.limits.elements_json_bytes,

@@ -258,6 +258,7 @@ mod tests {
     fn el(role: &str, name: &str, parent: Option<usize>) -> RawElement {
         RawElement {
             native: String::new(),
+            key: String::new(),
             parent,
             depth: parent.map_or(0, |_| 1),
             role: role.into(),

@@ -40,6 +40,7 @@ fn window() -> WindowInfo {
 fn el(role: &str, name: &str, parent: Option<usize>, bounds: Rect) -> RawElement {
     RawElement {
         native: format!("n:{name}"),
+        key: format!("n:{name}"),
         parent,
         depth: parent.map_or(0, |_| 1),
         role: role.into(),

@@ -59,6 +59,7 @@ impl DesktopBackend for Fake {
         let w = self.window(id).await?;
         let el = |native: &str, role: &str, parent: Option<usize>| RawElement {
             native: native.into(),
+            key: native.into(),
             parent,
             depth: parent.map_or(0, |_| 1),
             role: role.into(),

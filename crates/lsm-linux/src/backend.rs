@@ -528,6 +528,7 @@ impl LinuxBackend {
 fn to_raw_element(n: RawNode, rule: CoordRule, offset: (i32, i32)) -> RawElement {
     RawElement {
         native: encode_native(rule, n.shift, &n.obj),
+        key: n.obj.encode(),
         parent: n.parent,
         depth: n.depth,
         role: n.role,

@@ -288,6 +288,7 @@ struct Scan {
 fn named(name: String) -> RawElement {
     RawElement {
         native: String::new(),
+        key: String::new(),
         parent: None,
         depth: 0,
         role: String::new(),

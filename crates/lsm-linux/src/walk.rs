@@ -239,6 +239,7 @@ impl Fetched {
 fn matches_query(q: &Query, n: &RawNode) -> bool {
     q.matches(&RawElement {
         native: String::new(),
+        key: String::new(),
         parent: None,
         depth: 0,
         role: n.role.clone(),
