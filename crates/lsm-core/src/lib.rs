@@ -13,6 +13,7 @@ pub use image::{EncodedImage, ImageFormat, RgbaImage};
 pub use input::{KeyCombo, Modifier, MouseButton};
 pub mod action;
 pub mod backend;
+pub mod changes;
 pub mod ids;
 pub mod limits;
 pub mod model;
