@@ -189,6 +189,11 @@ pub struct ActionResult {
     /// Why the effect could not be checked (the action was carried out).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unverified: Option<String>,
+    /// The effect once the window settled: `confirmed` (see `evidence`), `no_change` (the
+    /// window is the same: the action did nothing visible) or `unverifiable` (see
+    /// `unverified`). Absent when `gui_action` did not observe after the actions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub effect: Option<crate::changes::Effect>,
 }
 
 impl ActionResult {
@@ -213,6 +218,7 @@ impl ActionResult {
             verified,
             evidence,
             unverified,
+            effect: None,
         }
     }
 }

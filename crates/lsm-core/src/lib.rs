@@ -24,6 +24,7 @@ pub mod service;
 pub mod space;
 pub mod state;
 pub mod state_dir;
+mod step;
 pub mod text;
 pub mod verify;
 
@@ -32,7 +33,7 @@ pub use limits::Limits;
 pub use model::{BackendInfo, Element, ObserveRequest, RawElement, Screenshot, Snapshot, WindowInfo};
 pub use output::{
     ActionOutput, ActionRequest, CoordinateSpace, FrameOutput, FrameRequest, HumanActionRequest, ListOutput,
-    ScreenshotInfo, StateOutput, StateRequest,
+    ObserveAfter, ScreenshotInfo, StateOutput, StateRequest,
 };
 pub use service::{GuiService, LocalGui};
 pub use space::Space;

@@ -25,6 +25,8 @@ pub struct Limits {
     pub max_image_edge: u32,
     /// Longest `gui_state` `query` string, in bytes.
     pub query_bytes: usize,
+    /// Default bound of `gui_action`'s wait for the window to settle after its actions.
+    pub settle: Duration,
 }
 
 impl Default for Limits {
@@ -48,6 +50,7 @@ impl Default for Limits {
             scroll_clicks: 100,
             max_image_edge: 1568,
             query_bytes: 256,
+            settle: Duration::from_millis(1500),
         }
     }
 }

@@ -132,14 +132,44 @@ pub struct StateOutput {
 }
 
 /// `gui_action` request; `actions` is the caller's raw JSON, validated here.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ActionRequest {
     pub window_id: String,
     pub state_id: String,
     pub actions: serde_json::Value,
+    /// What to observe once the window has settled after the actions.
+    #[serde(default)]
+    pub observe: ObserveAfter,
+    /// Bound of the wait for the window to settle, in ms (default: the server's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub settle_ms: Option<u64>,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
+/// What `gui_action` observes after its actions.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ObserveAfter {
+    /// Wait until the window settles, observe it and return what changed, with a new `state_id`.
+    #[default]
+    Changes,
+    /// As `changes`, returning the whole new observation as `gui_state` would.
+    Full,
+    /// Return right after the actions (no new `state_id`: call `gui_state`).
+    None,
+}
+
+impl ObserveAfter {
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "changes" => Some(Self::Changes),
+            "full" => Some(Self::Full),
+            "none" => Some(Self::None),
+            _ => None,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ActionOutput {
     pub machine: String,
     pub window_id: String,
@@ -152,8 +182,30 @@ pub struct ActionOutput {
     /// Indices of the actions not run because of `stopped`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub not_run: Vec<usize>,
-    /// Observations are single-use: observe again before the next action.
+    /// What to do next: act again with `state_id`, or observe.
     pub next: String,
+    /// The settled observation's `state_id` (single-use, like `gui_state`'s): the next
+    /// `gui_action` needs no `gui_state`. Absent with observe `none` or when the window closed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expires_in_ms: Option<u64>,
+    /// Whether the window was quiet (unchanged for a while) before it was observed; false when
+    /// the settle bound came first (an animation, a slow application).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub settled: Option<bool>,
+    /// Time spent waiting for the window to settle.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub settle_ms: Option<u64>,
+    /// What changed between the observation the actions used and the settled one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub changes: Option<crate::changes::Changes>,
+    /// With observe `full`: the whole settled observation (its `state_id` is `state_id`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub observation: Option<Box<StateOutput>>,
+    /// Why the result has no change list, when it was asked for and could not be made.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub observe_note: Option<String>,
 }
 
 /// A web UI frame request: the window's pixels, for a person (no elements, no `state_id`).

@@ -12,11 +12,12 @@ use crate::model::{ObserveRequest, WindowInfo};
 use crate::observe::{number_elements, render_screenshot, secret_areas, Numbered, RenderedShot};
 use crate::output::{
     ActionOutput, ActionRequest, CoordinateSpace, FrameOutput, FrameRequest, HumanActionRequest, ListOutput,
-    ScreenshotInfo, StateOutput, StateRequest,
+    ObserveAfter, ScreenshotInfo, StateOutput, StateRequest,
 };
 use crate::space::Space;
-use crate::state::{ElementRef, Observation, StateStore};
+use crate::state::{ElementRef, Observation, Shown, StateStore};
 use async_trait::async_trait;
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::Mutex;
@@ -66,7 +67,7 @@ impl LocalGui {
 
     /// The backend, connected on first use. A failed connection is not cached: the session
     /// may appear later.
-    async fn backend(&self) -> GuiResult<Arc<dyn DesktopBackend>> {
+    pub(crate) async fn backend(&self) -> GuiResult<Arc<dyn DesktopBackend>> {
         let mut slot = self.backend.lock().await;
         if let Some(b) = slot.as_ref() {
             return Ok(b.clone());
@@ -240,22 +241,21 @@ fn space_note(space: &Space, window: &WindowInfo, cap: u32, display_scale: Optio
     (!parts.is_empty()).then(|| parts.join("; "))
 }
 
-#[async_trait]
-impl GuiService for LocalGui {
-    async fn list(&self) -> GuiResult<ListOutput> {
-        let backend = self.backend().await?;
-        let mut windows = bounded("listing windows", backend.list_windows()).await?;
-        let truncated = windows.len() > self.limits.windows_per_list;
-        windows.truncate(self.limits.windows_per_list);
-        Ok(ListOutput {
-            machine: self.machine.clone(),
-            backend: backend.info(),
-            windows,
-            truncated,
-        })
-    }
+/// An observation before its `state_id` is issued.
+pub(crate) struct Looked {
+    pub out: StateOutput,
+    pub refs: HashMap<String, ElementRef>,
+    pub space: Space,
+    /// Neither filtered by a query nor cut short: every element of the window is in `out`.
+    pub complete: bool,
+    pub request: StateRequest,
+}
 
-    async fn state(&self, request: StateRequest) -> GuiResult<StateOutput> {
+impl LocalGui {
+    /// Observes a window as `gui_state` does, without issuing a `state_id` (the caller issues
+    /// one for the observation it keeps).
+    pub(crate) async fn look(&self, request: StateRequest) -> GuiResult<Looked> {
+        let asked = request.clone();
         if request.window_id.is_empty() {
             return Err(GuiError::invalid("window_id is required (from gui_list)"));
         }
@@ -396,9 +396,9 @@ impl GuiService for LocalGui {
             self.limits.max_image_edge,
             coordinate_space.display_scale,
         );
-        let state_id = self.store.issue_in(window.clone(), numbered.refs, space);
-        Ok(StateOutput {
-            state_id,
+        let complete = query.is_none() && !(walk_truncated || numbered.over_budget);
+        let out = StateOutput {
+            state_id: String::new(),
             expires_in_ms: self.store.ttl().as_millis() as u64,
             machine: self.machine.clone(),
             window,
@@ -412,7 +412,61 @@ impl GuiService for LocalGui {
             screenshot,
             notes: snap.notes,
             image,
+        };
+        Ok(Looked {
+            out,
+            refs: numbered.refs,
+            space,
+            complete,
+            request: asked,
         })
+    }
+
+    /// Forgets what was remembered of a window that closed.
+    pub(crate) fn forget_window(&self, window_id: &str) {
+        self.ids.forget(window_id);
+    }
+
+    /// Issues the `state_id` of an observation; the observation keeps what it showed, for the
+    /// change list of the `gui_action` that uses it.
+    pub(crate) fn issue(&self, looked: Looked) -> StateOutput {
+        let Looked {
+            mut out,
+            refs,
+            space,
+            complete,
+            request,
+        } = looked;
+        let shown = Shown {
+            elements: Arc::new(out.elements.clone()),
+            complete,
+            request,
+        };
+        out.state_id = self
+            .store
+            .issue_shown(out.window.clone(), refs, space, Some(shown));
+        out
+    }
+}
+
+#[async_trait]
+impl GuiService for LocalGui {
+    async fn list(&self) -> GuiResult<ListOutput> {
+        let backend = self.backend().await?;
+        let mut windows = bounded("listing windows", backend.list_windows()).await?;
+        let truncated = windows.len() > self.limits.windows_per_list;
+        windows.truncate(self.limits.windows_per_list);
+        Ok(ListOutput {
+            machine: self.machine.clone(),
+            backend: backend.info(),
+            windows,
+            truncated,
+        })
+    }
+
+    async fn state(&self, request: StateRequest) -> GuiResult<StateOutput> {
+        let looked = self.look(request).await?;
+        Ok(self.issue(looked))
     }
 
     async fn action(&self, request: ActionRequest) -> GuiResult<ActionOutput> {
@@ -430,7 +484,12 @@ impl GuiService for LocalGui {
             ));
         }
         let specs = parse_actions(&request.actions, &self.limits)?;
-        self.run_actions(&obs, &specs, Caller::Model).await
+        let before = self.before_actions(&obs, &request).await?;
+        let mut out = self.run_actions(&obs, &specs, Caller::Model).await?;
+        if request.observe != ObserveAfter::None {
+            self.observe_after(&obs, before, &request, &mut out).await;
+        }
+        Ok(out)
     }
 
     async fn frame(&self, request: FrameRequest) -> GuiResult<FrameOutput> {
@@ -531,6 +590,7 @@ impl GuiService for LocalGui {
             elements: Default::default(),
             space: Space::identity(b.width, b.height),
             issued: std::time::Instant::now(),
+            shown: None,
         };
         self.run_actions(&obs, &specs, Caller::Human).await
     }
@@ -692,6 +752,7 @@ impl LocalGui {
                 Caller::Human => "take a new frame to see the result",
             }
             .into(),
+            ..ActionOutput::default()
         })
     }
 }

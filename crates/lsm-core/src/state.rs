@@ -32,6 +32,18 @@ pub struct Observation {
     /// The space the observation's bounds, screenshot and action points are in.
     pub space: Space,
     pub issued: Instant,
+    /// The elements as the caller was shown them (for `gui_action`'s change list).
+    pub shown: Option<Shown>,
+}
+
+/// The elements an observation showed.
+#[derive(Debug, Clone)]
+pub struct Shown {
+    pub elements: std::sync::Arc<Vec<crate::model::Element>>,
+    /// Every element of the window (no query, nothing cut).
+    pub complete: bool,
+    /// How it was observed (limits, query), for observing the same way after an action.
+    pub request: crate::output::StateRequest,
 }
 
 struct Slot {
@@ -83,6 +95,17 @@ impl StateStore {
         elements: HashMap<String, ElementRef>,
         space: Space,
     ) -> String {
+        self.issue_shown(window, elements, space, None)
+    }
+
+    /// As `issue_in`, keeping the elements the caller was shown.
+    pub fn issue_shown(
+        &self,
+        window: WindowInfo,
+        elements: HashMap<String, ElementRef>,
+        space: Space,
+        shown: Option<Shown>,
+    ) -> String {
         let state_id = Self::new_id();
         let obs = Observation {
             state_id: state_id.clone(),
@@ -90,6 +113,7 @@ impl StateStore {
             elements,
             space,
             issued: Instant::now(),
+            shown,
         };
         let mut slots = self.slots.lock().unwrap_or_else(|p| p.into_inner());
         slots.push_back(Slot { obs, consumed: false });

@@ -204,6 +204,8 @@ async fn a_capped_hidpi_observation_is_one_scaled_space() {
             window_id: "0x1".into(),
             state_id: s.state_id.clone(),
             actions: json!([{"type": "click", "x": 400, "y": 10}]),
+            observe: lsm_core::ObserveAfter::None,
+            ..Default::default()
         })
         .await
         .expect_err("x = 400 is outside the 400-unit space (though inside the 800 px window)");
@@ -217,6 +219,8 @@ async fn a_capped_hidpi_observation_is_one_scaled_space() {
             {"type": "drag", "x": 0, "y": 0, "to_x": 399, "to_y": 124},
             {"type": "click", "element_id": "e1"}
         ]),
+        observe: lsm_core::ObserveAfter::None,
+        ..Default::default()
     })
     .await
     .expect("actions");
@@ -277,6 +281,8 @@ async fn query_filters_without_renumbering_and_limits_what_is_actionable() {
             window_id: "0x1".into(),
             state_id: s.state_id,
             actions: json!([{"type": "click", "element_id": "e3"}]),
+            observe: lsm_core::ObserveAfter::None,
+            ..Default::default()
         })
         .await
         .expect_err("e3 was filtered out");

@@ -134,6 +134,8 @@ async fn act(
         window_id: window.into(),
         state_id: state.into(),
         actions,
+        observe: lsm_core::ObserveAfter::None,
+        ..Default::default()
     })
     .await
 }

@@ -96,6 +96,7 @@ impl GuiService for Scripted {
             stopped: None,
             not_run: vec![],
             next: "observe".into(),
+            ..ActionOutput::default()
         })
     }
 }
@@ -190,6 +191,8 @@ async fn calls_frames_and_offline_over_a_real_link() {
             window_id: "0x1".into(),
             state_id: "s".into(),
             actions: serde_json::json!([]),
+            observe: Default::default(),
+            settle_ms: None,
         };
         m.action(r).await
     });

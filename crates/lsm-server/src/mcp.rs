@@ -4,7 +4,9 @@ use crate::machines::{no_desktop, Machines, LOCAL};
 use crate::tools::{self, GUI_ACTION, GUI_LIST, GUI_STATE};
 use base64::Engine;
 use lsm_core::outline;
-use lsm_core::{ActionRequest, EncodedImage, ErrorCode, GuiError, GuiResult, ImageFormat, StateRequest};
+use lsm_core::{
+    ActionRequest, EncodedImage, ErrorCode, GuiError, GuiResult, ImageFormat, ObserveAfter, StateRequest,
+};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation, JsonObject,
     ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig,
@@ -103,7 +105,23 @@ impl LsmMcp {
                 Ok(success(outline::state_text(&out), to_value(&out)?, image))
             }
             GUI_ACTION => {
-                known_fields(args, &["machine", "window_id", "state_id", "actions"])?;
+                known_fields(
+                    args,
+                    &[
+                        "machine",
+                        "window_id",
+                        "state_id",
+                        "actions",
+                        "observe",
+                        "settle_ms",
+                    ],
+                )?;
+                let observe = match opt_string(args, "observe")? {
+                    None => ObserveAfter::default(),
+                    Some(o) => ObserveAfter::parse(&o).ok_or_else(|| {
+                        GuiError::invalid(format!("observe is {o:?}; use \"changes\", \"full\" or \"none\""))
+                    })?,
+                };
                 let request = ActionRequest {
                     window_id: req_string(args, "window_id")?,
                     state_id: req_string(args, "state_id")?,
@@ -111,6 +129,8 @@ impl LsmMcp {
                         .get("actions")
                         .cloned()
                         .ok_or_else(|| GuiError::invalid("actions is required"))?,
+                    observe,
+                    settle_ms: opt_count(args, "settle_ms")?,
                 };
                 let out = self.machines.get(machine.as_deref())?.action(request).await?;
                 Ok(success(outline::action_text(&out), to_value(&out)?, None))

@@ -121,6 +121,12 @@ pub struct ActionArgs {
     pub state_id: String,
     /// 1 to 32 actions, run in order; the first failure stops the rest.
     pub actions: Vec<ActionArg>,
+    /// After the actions: "changes" (default: wait until the window settles, return what changed
+    /// and a new state_id for the next gui_action), "full" (the whole new observation, as
+    /// gui_state gives it) or "none" (return at once; call gui_state next).
+    pub observe: Option<lsm_core::ObserveAfter>,
+    /// Longest wait for the window to settle, in ms (default 1500, at most 10000).
+    pub settle_ms: Option<u64>,
     /// Target machine; omit for this machine.
     pub machine: Option<String>,
 }

@@ -1,0 +1,315 @@
+//! `gui_action` closing the loop (settle, changes, a new state_id, effects), against a scripted
+//! fake application: a check box, a button whose label updates 300 ms later, a button that
+//! closes the window, a plain label, and a clock that never stops.
+
+use async_trait::async_trait;
+use lsm_core::changes::Effect;
+use lsm_core::*;
+use serde_json::json;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+#[derive(Default)]
+struct App {
+    checked: bool,
+    later_at: Option<Instant>,
+    closed: bool,
+    /// The clock label changes on every look.
+    animating: bool,
+    ticks: u64,
+}
+
+#[derive(Default)]
+struct Fake(Mutex<App>);
+
+fn window() -> WindowInfo {
+    WindowInfo {
+        window_id: "0x1".into(),
+        title: "fake".into(),
+        app: "fake".into(),
+        app_id: String::new(),
+        pid: Some(1),
+        bounds: Rect::new(0, 0, 300, 200),
+        focused: true,
+        minimized: false,
+        accessible: true,
+        transient_for: None,
+        modal: false,
+        blocked_by: None,
+    }
+}
+
+fn el(key: &str, role: &str, name: &str, states: &[&str], parent: Option<usize>) -> RawElement {
+    RawElement {
+        native: key.into(),
+        key: key.into(),
+        parent,
+        depth: parent.map_or(0, |_| 1),
+        role: role.into(),
+        name: name.into(),
+        description: String::new(),
+        value: None,
+        states: states.iter().map(|s| s.to_string()).collect(),
+        actions: vec!["click".into()],
+        bounds: Some(Rect::new(1, 1, 10, 10)),
+        summary: None,
+    }
+}
+
+#[async_trait]
+impl DesktopBackend for Fake {
+    fn info(&self) -> BackendInfo {
+        BackendInfo {
+            name: "fake".into(),
+            platform: "test".into(),
+            session: "none".into(),
+            capabilities: vec![],
+            notes: vec![],
+        }
+    }
+    async fn list_windows(&self) -> GuiResult<Vec<WindowInfo>> {
+        Ok(if self.0.lock().unwrap().closed {
+            vec![]
+        } else {
+            vec![window()]
+        })
+    }
+    async fn window(&self, id: &str) -> GuiResult<WindowInfo> {
+        if self.0.lock().unwrap().closed || id != "0x1" {
+            return Err(GuiError::window_not_found(id));
+        }
+        Ok(window())
+    }
+    async fn observe(&self, id: &str, _r: &ObserveRequest) -> GuiResult<Snapshot> {
+        let w = self.window(id).await?;
+        let mut app = self.0.lock().unwrap();
+        app.ticks += 1;
+        let later = app
+            .later_at
+            .is_some_and(|t| t.elapsed() >= Duration::from_millis(300));
+        let clock = if app.animating {
+            format!("tick {}", app.ticks)
+        } else {
+            "clock".into()
+        };
+        let checked: &[&str] = if app.checked { &["checked"] } else { &[] };
+        Ok(Snapshot {
+            window: w,
+            scale: 1.0,
+            elements: vec![
+                el("root", "frame", "fake", &[], None),
+                el("feature", "check_box", "Feature", checked, Some(0)),
+                el("later", "push_button", "Later", &[], Some(0)),
+                el(
+                    "status",
+                    "label",
+                    if later { "Later: 1" } else { "Later: 0" },
+                    &[],
+                    Some(0),
+                ),
+                el("close", "push_button", "Close", &[], Some(0)),
+                el("plain", "label", "Plain", &[], Some(0)),
+                el("clock", "label", &clock, &[], Some(0)),
+            ],
+            truncated: false,
+            truncated_reason: None,
+            screenshot: None,
+            notes: vec![],
+        })
+    }
+    async fn perform(&self, _w: &WindowInfo, a: &BackendAction) -> GuiResult<ActionOutcome> {
+        let BackendAction::Click {
+            target: Target::Element(e),
+            ..
+        } = a
+        else {
+            return Ok(ActionOutcome::new("fake"));
+        };
+        let mut app = self.0.lock().unwrap();
+        Ok(match e.native.as_str() {
+            "feature" => {
+                app.checked = !app.checked;
+                ActionOutcome::new("fake").verified(format!("checked {} -> {}", !app.checked, app.checked))
+            }
+            "later" => {
+                app.later_at = Some(Instant::now());
+                ActionOutcome::new("fake")
+            }
+            "close" => {
+                app.closed = true;
+                ActionOutcome::new("fake")
+            }
+            _ => ActionOutcome::new("fake"),
+        })
+    }
+}
+
+struct Conn(Arc<Fake>);
+
+#[async_trait]
+impl BackendConnector for Conn {
+    async fn connect(&self) -> GuiResult<Arc<dyn DesktopBackend>> {
+        Ok(self.0.clone())
+    }
+}
+
+fn setup() -> (Arc<Fake>, LocalGui) {
+    let fake = Arc::new(Fake::default());
+    let gui = LocalGui::new("local", Limits::default(), Arc::new(Conn(fake.clone())));
+    (fake, gui)
+}
+
+async fn observe(gui: &LocalGui) -> StateOutput {
+    gui.state(StateRequest {
+        window_id: "0x1".into(),
+        include_elements: true,
+        ..Default::default()
+    })
+    .await
+    .expect("observe")
+}
+
+fn id_of(elements: &[Element], name: &str) -> String {
+    elements.iter().find(|e| e.name == name).expect(name).id.clone()
+}
+
+async fn click(gui: &LocalGui, state_id: &str, id: &str, settle_ms: Option<u64>) -> GuiResult<ActionOutput> {
+    gui.action(ActionRequest {
+        window_id: "0x1".into(),
+        state_id: state_id.into(),
+        actions: json!([{"type": "click", "element_id": id}]),
+        settle_ms,
+        ..Default::default()
+    })
+    .await
+}
+
+#[tokio::test]
+async fn a_toggle_is_confirmed_and_the_next_action_needs_no_gui_state() {
+    let (_, gui) = setup();
+    let s = observe(&gui).await;
+    let feature = id_of(&s.elements, "Feature");
+    let out = click(&gui, &s.state_id, &feature, None).await.expect("click");
+    assert_eq!(out.results[0].effect, Some(Effect::Confirmed));
+    assert_eq!(out.results[0].evidence.as_deref(), Some("checked false -> true"));
+    assert_eq!(out.settled, Some(true));
+    let changes = out.changes.expect("changes");
+    assert_eq!(changes.changed.len(), 1);
+    assert_eq!(
+        (
+            changes.changed[0].id.as_str(),
+            changes.changed[0].states_on.clone()
+        ),
+        (feature.as_str(), vec!["checked".to_string()])
+    );
+    // The new state_id acts, and the same control has the same id.
+    let next = click(&gui, out.state_id.as_deref().expect("state_id"), &feature, None)
+        .await
+        .expect("second click");
+    assert_eq!(next.changes.expect("changes").changed[0].states_off, ["checked"]);
+    assert_eq!(id_of(&observe(&gui).await.elements, "Feature"), feature);
+}
+
+#[tokio::test]
+async fn a_control_that_updates_300_ms_later_is_in_the_result() {
+    let (_, gui) = setup();
+    let s = observe(&gui).await;
+    let out = click(&gui, &s.state_id, &id_of(&s.elements, "Later"), None)
+        .await
+        .expect("click");
+    let changes = out.changes.expect("changes");
+    assert_eq!(changes.changed[0].name, "Later: 1", "{changes:?}");
+    assert_eq!(changes.changed[0].name_was.as_deref(), Some("Later: 0"));
+    assert_eq!(out.results[0].effect, Some(Effect::Confirmed));
+    assert!(out.settle_ms.unwrap() >= 300);
+}
+
+#[tokio::test]
+async fn a_click_that_changes_nothing_is_no_change() {
+    let (_, gui) = setup();
+    let s = observe(&gui).await;
+    let started = Instant::now();
+    let out = click(&gui, &s.state_id, &id_of(&s.elements, "Plain"), Some(400))
+        .await
+        .expect("click");
+    assert_eq!(out.results[0].effect, Some(Effect::NoChange));
+    assert_eq!(out.settled, Some(true));
+    assert!(out.changes.expect("changes").is_empty());
+    assert!(started.elapsed() < Duration::from_secs(2));
+}
+
+#[tokio::test]
+async fn a_button_that_closes_the_window() {
+    let (_, gui) = setup();
+    let s = observe(&gui).await;
+    let out = click(&gui, &s.state_id, &id_of(&s.elements, "Close"), None)
+        .await
+        .expect("click");
+    assert_eq!(out.state_id, None);
+    let changes = out.changes.expect("changes");
+    assert_eq!(changes.closed[0].window_id, "0x1");
+    assert_eq!(out.results[0].effect, Some(Effect::Confirmed));
+    assert!(out.results[0].evidence.as_deref().unwrap().contains("closed"));
+    let e = gui
+        .state(StateRequest {
+            window_id: "0x1".into(),
+            ..Default::default()
+        })
+        .await
+        .expect_err("gone");
+    assert_eq!(e.code, ErrorCode::WindowNotFound);
+}
+
+#[tokio::test]
+async fn a_window_that_never_stops_is_not_settled_within_the_bound() {
+    let (fake, gui) = setup();
+    fake.0.lock().unwrap().animating = true;
+    let s = observe(&gui).await;
+    let started = Instant::now();
+    let out = click(&gui, &s.state_id, &id_of(&s.elements, "Feature"), Some(500))
+        .await
+        .expect("click");
+    assert_eq!(out.settled, Some(false));
+    assert!(started.elapsed() < Duration::from_millis(1500));
+    assert!(out.state_id.is_some());
+}
+
+#[tokio::test]
+async fn observe_none_and_full() {
+    let (_, gui) = setup();
+    let s = observe(&gui).await;
+    let feature = id_of(&s.elements, "Feature");
+    let none = gui
+        .action(ActionRequest {
+            window_id: "0x1".into(),
+            state_id: s.state_id,
+            actions: json!([{"type": "click", "element_id": feature}]),
+            observe: ObserveAfter::None,
+            settle_ms: None,
+        })
+        .await
+        .expect("none");
+    assert!(none.state_id.is_none() && none.changes.is_none() && none.results[0].effect.is_none());
+    let s = observe(&gui).await;
+    let full = gui
+        .action(ActionRequest {
+            window_id: "0x1".into(),
+            state_id: s.state_id,
+            actions: json!([{"type": "click", "element_id": feature}]),
+            observe: ObserveAfter::Full,
+            settle_ms: None,
+        })
+        .await
+        .expect("full");
+    let obs = full.observation.expect("observation");
+    assert_eq!(Some(obs.state_id.clone()), full.state_id);
+    assert_eq!(obs.elements.len(), 7);
+    let e = click(&gui, &s_id(&gui).await, "e1", Some(20_000))
+        .await
+        .expect_err("too long");
+    assert_eq!(e.code, ErrorCode::InvalidArgument);
+}
+
+async fn s_id(gui: &LocalGui) -> String {
+    observe(gui).await.state_id
+}
