@@ -290,8 +290,15 @@ pub fn action_text(out: &ActionOutput) -> String {
                 tally.unverified.push((r.index, r.action_type.clone(), why));
                 "unverified".to_string()
             };
+            let effect = match r.effect {
+                Some(crate::changes::Effect::Confirmed) | None => String::new(),
+                Some(crate::changes::Effect::NoChange) => {
+                    format!(" NO CHANGE: {}", r.unverified.as_deref().unwrap_or(""))
+                }
+                Some(crate::changes::Effect::Unverifiable) => " unverifiable".into(),
+            };
             format!(
-                "{}:{}({}: {seen})",
+                "{}:{}({}: {seen}{effect})",
                 r.index,
                 r.action_type,
                 r.method.as_deref().unwrap_or("-")
@@ -303,7 +310,92 @@ pub fn action_text(out: &ActionOutput) -> String {
         text.push_str(&format!(" {s}."));
     }
     text.push_str(&format!(" {}", out.next));
+    if let (Some(settled), Some(ms)) = (out.settled, out.settle_ms) {
+        text.push_str(&if settled {
+            format!("\nsettled after {ms} ms")
+        } else {
+            format!("\nNOT settled within {ms} ms (still changing): observe again before relying on it")
+        });
+    }
+    if let Some(id) = &out.state_id {
+        text.push_str(&format!("\nstate_id: {id}"));
+    }
+    if let Some(note) = &out.observe_note {
+        text.push_str(&format!("\n{note}"));
+    }
+    if let Some(c) = &out.changes {
+        text.push_str(&changes_text(c));
+    }
+    if let Some(obs) = &out.observation {
+        text.push('\n');
+        text.push_str(&state_text(obs));
+    }
     text
+}
+
+/// The change list as text: one line per change, added elements as outline lines.
+pub fn changes_text(c: &crate::changes::Changes) -> String {
+    if c.is_empty() {
+        return "\nchanges: none".into();
+    }
+    let mut t = String::from("\nchanges:");
+    for w in &c.opened {
+        t.push_str(&format!(
+            "\n opened window {} {}",
+            w.window_id,
+            quote(&w.title, 80)
+        ));
+    }
+    for w in &c.closed {
+        t.push_str(&format!(
+            "\n closed window {} {}",
+            w.window_id,
+            quote(&w.title, 80)
+        ));
+    }
+    if let Some(f) = &c.focus {
+        let name = |id: &Option<String>| id.clone().unwrap_or_else(|| "-".into());
+        t.push_str(&format!("\n focus {} -> {}", name(&f.from), name(&f.to)));
+    }
+    for e in &c.changed {
+        let mut what: Vec<String> = Vec::new();
+        if let Some(was) = &e.name_was {
+            what.push(format!("name {} -> {}", quote(was, 60), quote(&e.name, 60)));
+        }
+        if let Some(v) = &e.value {
+            let was = e.value_was.clone().flatten().unwrap_or_default();
+            what.push(format!(
+                "value {} -> {}",
+                quote(&was, 60),
+                quote(v.as_deref().unwrap_or(""), 60)
+            ));
+        }
+        what.extend(e.states_on.iter().map(|s| format!("+{s}")));
+        what.extend(e.states_off.iter().map(|s| format!("-{s}")));
+        if let Some(b) = e.bounds {
+            what.push(format!("@{},{} {}x{}", b.x, b.y, b.width, b.height));
+        }
+        let label = if e.name_was.is_some() {
+            String::new()
+        } else {
+            format!(" {}", quote(&e.name, 60))
+        };
+        t.push_str(&format!(
+            "\n ~ {} {}{label}: {}",
+            e.id,
+            word(&e.role),
+            what.join(" ")
+        ));
+    }
+    if !c.removed.is_empty() {
+        t.push_str(&format!("\n - removed {}", c.removed.join(" ")));
+    }
+    if !c.added.is_empty() {
+        let (outline, _) = elements_outline(&c.added);
+        t.push_str("\n + added:\n");
+        t.push_str(outline.trim_end());
+    }
+    t
 }
 
 #[cfg(test)]
