@@ -1,0 +1,91 @@
+"""Issue 11: gui_action closes the loop on the real GTK3 test app and xterm: it settles, returns
+what changed with a new state_id, and an effect per action; element ids stay with their
+controls. Effects are checked through AT-SPI (tests/lib/atspi_probe.py) or on screen."""
+
+import sys
+import uuid
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "lib"))
+
+from gui_flow import center, element, find_window, observe  # noqa: E402
+from lsm_fixtures import *  # noqa: E402,F401,F403
+
+TITLE = "lsm test app"
+
+
+def step(s, window_id: str, state_id: str, actions: list[dict], **kw) -> dict:
+    return s.call_ok("gui_action", {"window_id": window_id, "state_id": state_id, "actions": actions, **kw})
+
+
+@pytest.fixture
+def app(lsm):
+    return lsm, find_window(lsm, title=TITLE)
+
+
+def test_a_chain_of_actions_needs_one_gui_state(app, probe):
+    s, win = app
+    wid = win["window_id"]
+    st = observe(s, win)
+    box = element(st, "Enable feature", "check_box")
+    was = "checked" in probe(find="Enable feature")["states"]
+    out = step(s, wid, st["state_id"], [{"type": "click", "element_id": box["id"]}])
+    now = "checked" in probe(find="Enable feature")["states"]
+    assert now != was
+    r = out["results"][0]
+    assert r["effect"] == "confirmed" and r["evidence"] == f"checked {str(was).lower()} -> {str(now).lower()}", r
+    assert out["settled"] is True and out["state_id"].startswith("st_")
+    changed = {c["id"]: c for c in out["changes"]["changed"]}
+    assert box["id"] in changed, out["changes"]
+    assert ("checked" in changed[box["id"]].get("states_on" if now else "states_off", [])), changed[box["id"]]
+    # The status label's new text is in the change list too.
+    names = [c["name"] for c in out["changes"]["changed"]]
+    assert f"Feature: {'on' if now else 'off'}" in names, names
+
+    # The next action uses the returned state_id: no gui_state in between.
+    entry = element(st, "Name entry")
+    text = f"step {uuid.uuid4().hex[:6]}"
+    out2 = step(s, wid, out["state_id"], [{"type": "type", "element_id": entry["id"], "text": text}])
+    assert probe(find="Name entry")["text"] == text
+    r2 = out2["results"][0]
+    assert r2["effect"] == "confirmed" and text in r2["evidence"], r2
+    # Same controls, same ids, in a fresh observation.
+    again = observe(s, win)
+    assert element(again, "Enable feature", "check_box")["id"] == box["id"]
+    assert element(again, "Name entry")["id"] == entry["id"]
+
+
+def test_a_click_on_a_plain_label_is_no_change(app):
+    s, win = app
+    st = observe(s, win)
+    target = element(st, "Drop target")
+    out = step(s, win["window_id"], st["state_id"], [{"type": "click", "element_id": target["id"]}],
+               settle_ms=600)
+    r = out["results"][0]
+    assert r["effect"] == "no_change", out
+    assert out["changes"] == {} or not any(out["changes"].get(k) for k in ("added", "removed", "opened", "closed"))
+
+
+def test_an_old_id_works_only_while_the_current_observation_has_it(app):
+    s, win = app
+    first = observe(s, win)
+    press = element(first, "Press me", "push_button")
+    second = observe(s, win)
+    assert element(second, "Press me", "push_button")["id"] == press["id"]
+    # An id the current observation does not contain is refused.
+    bad = s.call("gui_action", {"window_id": win["window_id"], "state_id": second["state_id"],
+                                "actions": [{"type": "click", "element_id": "e99999"}], "observe": "none"})
+    assert bad.is_error and "ELEMENT_NOT_FOUND" in str(bad.structured_content or bad.content)
+
+
+def test_typing_into_xterm_is_unverifiable_with_the_changed_pixels(lsm):
+    win = find_window(lsm, app="xterm")
+    st = lsm.call_ok("gui_state", {"window_id": win["window_id"]})
+    w, h = st["coordinate_space"]["width"], st["coordinate_space"]["height"]
+    out = step(lsm, win["window_id"], st["state_id"],
+               [{"type": "click", "x": w // 2, "y": h // 2}, {"type": "type", "text": "# lsm step"}])
+    efx = [r["effect"] for r in out["results"]]
+    assert efx == ["unverifiable", "unverifiable"], out["results"]
+    assert "pixels changed" in out["results"][1]["unverified"], out["results"][1]
