@@ -1,0 +1,209 @@
+#!/usr/bin/env python3
+"""A 10-step task on the GTK3 test app and gtk3-widget-factory, done two ways through the
+official Python MCP client (tests/lib/lsm_mcp.LsmSession), on the X11 test desktop:
+
+- new: `gui_state` once per window, then only `gui_action`, each with the previous result's
+  `state_id` (elements found by their stable ids and in the change lists);
+- old: `gui_action` with observe "none", then `gui_state` after every action (a menu that is
+  not drawn yet is observed again until it is, as a client would have to).
+
+Every step's effect is checked through AT-SPI (tests/lib/atspi_probe.py), outside the timing.
+Prints calls, bytes returned (structured JSON and text) and wall time of both, and the ratios
+(goal: at most half the bytes and at most 0.7x the time). Needs the desktop bed up
+(tests/bed/desktop.sh up).
+
+    .venv/bin/python bench/step.py
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "tests" / "lib"))
+
+from atspi_ground import run_probe  # noqa: E402
+from lsm_mcp import LsmSession, bed_env, text_of  # noqa: E402
+
+TESTAPP = "lsm_testapp.py"
+FACTORY = "gtk3-widget-factory"
+
+
+class Counter:
+    """Calls, bytes and time of one way of doing the task."""
+
+    def __init__(self, s: LsmSession):
+        self.s, self.calls, self.json_bytes, self.text_bytes, self.seconds = s, 0, 0, 0, 0.0
+
+    def call(self, name: str, args: dict) -> dict:
+        t0 = time.perf_counter()
+        r = self.s.call(name, args)
+        self.seconds += time.perf_counter() - t0
+        self.calls += 1
+        self.json_bytes += len(json.dumps(r.structured_content or {}, ensure_ascii=False).encode())
+        self.text_bytes += len(text_of(r).encode())
+        if r.is_error:
+            raise RuntimeError(f"{name} failed: {text_of(r)[:400]}")
+        return r.structured_content
+
+
+def probe_node(app: str, name: str, **kw):
+    return run_probe(app, find=name, **kw)
+
+
+def checked(app: str, name: str) -> tuple:
+    """Which of the enabled nodes of that name are checked."""
+    nodes = run_probe(app, find=name, all=True) or []
+    return tuple("checked" in n["states"] for n in nodes if "sensitive" in n["states"])
+
+
+def wait(fn, what: str, timeout: float = 5.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        v = fn()
+        if v:
+            return v
+        time.sleep(0.05)
+    raise AssertionError(f"not seen through AT-SPI: {what}")
+
+
+def find(elements: list[dict], name: str, role: str | None = None) -> dict:
+    """The first element of that name (and role) that takes input (gtk3-widget-factory also shows
+    disabled copies of its controls)."""
+    for e in elements:
+        if e["name"] == name and (role is None or e["role"] == role) and "sensitive" in e.get("states", []):
+            return e
+    raise AssertionError(f"no element {name!r} among {[e['name'] for e in elements][:60]}")
+
+
+def steps(tag: str):
+    """(window, element name, role, action, check) per step; check(before) runs after it."""
+    text = f"{tag} {int(time.time()) % 100000}"
+    vol = 30 + int(time.time()) % 40
+    return [
+        ("app", "Enable feature", "check_box", {"type": "click"},
+         lambda: checked(TESTAPP, "Enable feature"), lambda b, a: a != b),
+        ("app", "Name entry", None, {"type": "type", "text": text},
+         lambda: None, lambda b, a: (probe_node(TESTAPP, "Name entry") or {}).get("text") == text),
+        ("app", "Volume", None, {"type": "set_value", "value": str(vol)},
+         lambda: None, lambda b, a: (probe_node(TESTAPP, "Volume: " + str(vol)) is not None)),
+        ("app", "Context area", None, {"type": "right_click"},
+         lambda: None, lambda b, a: "showing" in (probe_node(TESTAPP, "Copy item") or {}).get("states", [])),
+        ("app", "Copy item", None, {"type": "click"},
+         lambda: None, lambda b, a: probe_node(TESTAPP, "Menu: Copy item") is not None),
+        ("app", "Press me", "push_button", {"type": "click"},
+         lambda: (probe_node(TESTAPP, "Pressed:", match="prefix") or {}).get("name"),
+         lambda b, a: (probe_node(TESTAPP, "Pressed:", match="prefix") or {}).get("name") != b),
+        ("factory", "togglebutton", "toggle_button", {"type": "click"},
+         lambda: checked(FACTORY, "togglebutton"), lambda b, a: checked(FACTORY, "togglebutton") != b),
+        ("factory", "checkbutton", "check_box", {"type": "click"},
+         lambda: checked(FACTORY, "checkbutton"), lambda b, a: checked(FACTORY, "checkbutton") != b),
+        ("factory", "togglebutton", "toggle_button", {"type": "click"},
+         lambda: checked(FACTORY, "togglebutton"), lambda b, a: checked(FACTORY, "togglebutton") != b),
+        ("factory", "checkbutton", "check_box", {"type": "click"},
+         lambda: checked(FACTORY, "checkbutton"), lambda b, a: checked(FACTORY, "checkbutton") != b),
+    ]
+
+
+def windows(c: Counter) -> dict[str, str]:
+    listed = c.s.call_ok("gui_list", {})["windows"]
+    by_app = {}
+    for w in listed:
+        if w["title"] == "lsm test app":
+            by_app["app"] = w["window_id"]
+        elif w.get("app_id") == FACTORY:
+            by_app["factory"] = w["window_id"]
+    assert set(by_app) == {"app", "factory"}, listed
+    return by_app
+
+
+def run_new(c: Counter, wins: dict[str, str], tag: str) -> None:
+    known: dict[str, tuple[str, list[dict]]] = {}
+    for key, wid in wins.items():
+        st = c.call("gui_state", {"window_id": wid, "screenshot": False})
+        known[key] = (st["state_id"], list(st["elements"]))
+    for key, name, role, action, before_fn, check in steps(tag):
+        state_id, elements = known[key]
+        before = before_fn()
+        el = find(elements, name, role)
+        out = c.call("gui_action", {"window_id": wins[key], "state_id": state_id,
+                                    "actions": [{**action, "element_id": el["id"]}]})
+        assert out["results"][0].get("effect") in ("confirmed", "unverifiable"), out["results"]
+        changes = out.get("changes") or {}
+        by_id = {e["id"]: e for e in elements}
+        for e in changes.get("added", []):
+            by_id[e["id"]] = e
+        for cid in changes.get("removed", []):
+            by_id.pop(cid, None)
+        for ch in changes.get("changed", []):
+            if ch["id"] in by_id:
+                by_id[ch["id"]] = {**by_id[ch["id"]], "name": ch["name"]}
+        known[key] = (out["state_id"], list(by_id.values()))
+        wait(lambda: check(before, None), f"step {name}")
+
+
+def run_old(c: Counter, wins: dict[str, str], tag: str) -> None:
+    known: dict[str, dict] = {}
+    for key, wid in wins.items():
+        known[key] = c.call("gui_state", {"window_id": wid, "screenshot": False})
+    for key, name, role, action, before_fn, check in steps(tag):
+        st = known[key]
+        before = before_fn()
+        deadline = time.monotonic() + 5
+        while True:
+            try:
+                el = find(st["elements"], name, role)
+                break
+            except AssertionError:
+                if time.monotonic() > deadline:
+                    raise
+                st = c.call("gui_state", {"window_id": wins[key], "screenshot": False})
+        c.call("gui_action", {"window_id": wins[key], "state_id": st["state_id"],
+                              "actions": [{**action, "element_id": el["id"]}], "observe": "none"})
+        known[key] = c.call("gui_state", {"window_id": wins[key], "screenshot": False})
+        wait(lambda: check(before, None), f"step {name}")
+
+
+def main() -> int:
+    env = bed_env()
+    if env is None:
+        print("the desktop bed is not up: tests/bed/desktop.sh up", file=sys.stderr)
+        return 2
+    for key in ("testapp", FACTORY):
+        subprocess.run(["bash", str(REPO / "tests/bed/desktop.sh"), "ensure-app", key], env=env,
+                       capture_output=True, timeout=120, check=True)
+    results = {}
+    env["LSM_WEB"] = "off"
+    with LsmSession("stdio", env=env) as s:
+        for way, fn in (("old", run_old), ("new", run_new), ("old", run_old), ("new", run_new)):
+            c = Counter(s)
+            wins = windows(c)
+            fn(c, wins, way)
+            prev = results.get(way)
+            results[way] = c if prev is None or c.seconds < prev.seconds else prev
+    old, new = results["old"], results["new"]
+    rows = [
+        "| way | calls | structured bytes | text bytes | wall time |",
+        "|---|---:|---:|---:|---:|",
+        f"| gui_state after every action | {old.calls} | {old.json_bytes:,} | {old.text_bytes:,} | {old.seconds * 1000:.0f} ms |",
+        f"| gui_state once, then gui_action with its state_id | {new.calls} | {new.json_bytes:,} | {new.text_bytes:,} | {new.seconds * 1000:.0f} ms |",
+        f"| new / old | {new.calls / old.calls:.2f} | {new.json_bytes / old.json_bytes:.2f} (goal <= 0.5) | "
+        f"{new.text_bytes / old.text_bytes:.2f} | {new.seconds / old.seconds:.2f} (goal <= 0.7) |",
+    ]
+    table = "\n".join(rows)
+    print(table)
+    print("10 steps (check box, type, set_value, right-click menu and its item, a button; a toggle button and a "
+          "check box, each twice, in gtk3-widget-factory), each effect checked through AT-SPI outside the timing; "
+          "best of two runs each way, through the official Python MCP SDK over stdio.")
+    out = REPO / "target" / "bench"
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "step.md").write_text(table + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
