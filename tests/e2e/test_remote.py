@@ -79,6 +79,15 @@ def test_observe_act_loop_on_each_machine(rig, machine):
     assert res["ok"] and res["machine"] == machine
     wait_for(lambda: pressed(rig.beds[machine]) == before + 1, timeout=5, what=f"Pressed +1 on {machine}")
     assert pressed(rig.beds[other]) == before_other, "the click reached the other machine"
+    # The worker settled, compared and issued the next state: the label's change is in the result,
+    # and its state_id acts on that machine without a gui_state in between.
+    assert res["results"][0]["effect"] == "confirmed", res["results"]
+    assert any(c["name"] == f"Pressed: {before + 1}" for c in res["changes"]["changed"]), res["changes"]
+    again = s.call_ok("gui_action", {"machine": machine, "window_id": win["window_id"], "state_id": res["state_id"],
+                                     "actions": [{"type": "click",
+                                                  "element_id": element(st, "Press me", "push_button")["id"]}]})
+    assert any(c["name"] == f"Pressed: {before + 2}" for c in again["changes"]["changed"]), again["changes"]
+    before += 1
     # The loop goes on: observe again, the label shows the new count.
     st2 = s.call_ok("gui_state", {"machine": machine, "window_id": win["window_id"], "screenshot": False,
                                   "query": "Pressed"})

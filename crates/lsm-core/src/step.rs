@@ -17,9 +17,9 @@ use crate::RgbaImage;
 use std::time::{Duration, Instant};
 
 /// Time between two observations while settling.
-const POLL: Duration = Duration::from_millis(40);
+const POLL: Duration = Duration::from_millis(25);
 /// How long the window must stay unchanged to count as settled.
-const QUIET: Duration = Duration::from_millis(120);
+const QUIET: Duration = Duration::from_millis(100);
 /// The longest settle bound a call may ask for.
 const MAX_SETTLE: Duration = Duration::from_secs(10);
 
