@@ -149,6 +149,13 @@ run_webui_bench() {
   return "${PIPESTATUS[0]}"
 }
 
+# The one-call step against the old two-call loop (bench/step.py), on the test desktop: fails
+# on an effect not seen through AT-SPI, never on a missed goal.
+run_step_bench() {
+  timeout -k 10 300 "$ROOT/.venv/bin/python" bench/step.py 2>&1 | tee "$LOGDIR/step-bench.log"
+  return "${PIPESTATUS[0]}"
+}
+
 # ------------------------------------------------------------------ steps
 if ! step setup bash tests/setup.sh; then
   section "summary"; printf '%s\n' "${SUMMARY[@]}"
@@ -168,6 +175,7 @@ if ((build_ok)); then
   if step bed bed_up; then
     step e2e run_pytest
     step webui-bench run_webui_bench
+    step step-bench run_step_bench
   else
     note e2e skipped 0; FAILED+=(e2e)
   fi
