@@ -249,6 +249,8 @@ pub(crate) struct Looked {
     /// Neither filtered by a query nor cut short: every element of the window is in `out`.
     pub complete: bool,
     pub request: StateRequest,
+    /// The windows listed beside the walk.
+    pub windows: Option<Vec<WindowInfo>>,
 }
 
 impl LocalGui {
@@ -295,7 +297,9 @@ impl LocalGui {
         let shooting = observe.screenshot && can_shoot;
         let max_edge = self.limits.max_image_edge;
         let started = std::time::Instant::now();
-        let (walked, shot) = tokio::join!(
+        // The window list as of this observation, for the change list of the gui_action that
+        // uses it (read beside the walk: it costs the walk nothing).
+        let (walked, shot, windows) = tokio::join!(
             async {
                 let r = bounded(
                     "observing the window",
@@ -323,7 +327,8 @@ impl LocalGui {
                         .await?;
                 tracing::debug!("gui_state: encoded {:?}", started.elapsed());
                 Ok(Some((image, shot.occluded, space, rendered, captured.notes)))
-            }
+            },
+            async { bounded("listing windows", backend.list_windows()).await.ok() }
         );
         let mut snap = walked?;
         let shot = shot?;
@@ -419,6 +424,7 @@ impl LocalGui {
             space,
             complete,
             request: asked,
+            windows,
         })
     }
 
@@ -436,11 +442,13 @@ impl LocalGui {
             space,
             complete,
             request,
+            windows,
         } = looked;
         let shown = Shown {
             elements: Arc::new(out.elements.clone()),
             complete,
             request,
+            windows,
         };
         out.state_id = self
             .store

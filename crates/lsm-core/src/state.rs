@@ -44,6 +44,8 @@ pub struct Shown {
     pub complete: bool,
     /// How it was observed (limits, query), for observing the same way after an action.
     pub request: crate::output::StateRequest,
+    /// The windows listed with it (what "opened" and "closed" are counted from).
+    pub windows: Option<Vec<WindowInfo>>,
 }
 
 struct Slot {

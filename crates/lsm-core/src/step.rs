@@ -88,8 +88,9 @@ impl LocalGui {
         if request.observe == ObserveAfter::None {
             return Ok(Before::default());
         }
-        let backend = self.backend().await?;
-        let windows = backend.list_windows().await.ok();
+        // The window list of the observation, read beside its walk: nothing is read here
+        // before the actions unless the window has no elements (then its pixels are).
+        let windows = obs.shown.as_ref().and_then(|s| s.windows.clone());
         let no_elements = obs.shown.as_ref().is_none_or(|s| s.elements.is_empty());
         let pixels = if no_elements {
             self.pixels_of(&obs.window.window_id).await
@@ -106,15 +107,10 @@ impl LocalGui {
     }
 
     async fn probe(&self, request: &StateRequest, pixels: bool) -> Probe {
-        let backend = self.backend().await;
-        let windows = match &backend {
-            Ok(b) => b.list_windows().await.ok(),
-            Err(_) => None,
-        };
         match self.look(request.clone()).await {
             Ok(looked) => Probe {
+                windows: looked.windows.clone(),
                 looked: Some(looked),
-                windows,
                 pixels: if pixels {
                     self.pixels_of(&request.window_id).await
                 } else {
@@ -124,7 +120,10 @@ impl LocalGui {
             },
             Err(e) => Probe {
                 looked: None,
-                windows,
+                windows: match self.backend().await {
+                    Ok(b) => b.list_windows().await.ok(),
+                    Err(_) => None,
+                },
                 pixels: None,
                 gone: e.code == ErrorCode::WindowNotFound,
             },

@@ -114,6 +114,10 @@ struct WorkerArgs {
     /// Longest edge of an observation's screenshot (0: no cap).
     #[arg(long, default_value_t = 1568, env = "LSM_MAX_IMAGE_EDGE")]
     max_image_edge: u32,
+    /// Longest wait, in ms, of gui_action for the window to settle after its actions (a call's
+    /// settle_ms overrides it; at most 10000).
+    #[arg(long, default_value_t = 1500, env = "LSM_SETTLE_MS")]
+    settle_ms: u64,
 }
 
 #[derive(clap::Args)]
@@ -131,6 +135,10 @@ struct ServeArgs {
     /// observed in a uniformly scaled space (0: no cap).
     #[arg(long, default_value_t = 1568, env = "LSM_MAX_IMAGE_EDGE")]
     max_image_edge: u32,
+    /// Longest wait, in ms, of gui_action for the window to settle after its actions (a call's
+    /// settle_ms overrides it; at most 10000).
+    #[arg(long, default_value_t = 1500, env = "LSM_SETTLE_MS")]
+    settle_ms: u64,
     /// Accept remote workers on this address (e.g. 0.0.0.0:7443); off by default.
     #[arg(long, value_name = "ADDR", env = "LSM_WORKER_LISTEN")]
     worker_listen: Option<SocketAddr>,
@@ -238,22 +246,12 @@ fn setup_gnome(_args: GnomeSetupArgs) -> std::io::Result<()> {
 }
 
 async fn serve(args: ServeArgs) -> std::io::Result<()> {
-    if !(args.state_ttl.is_finite() && args.state_ttl >= 0.0 && args.state_ttl <= 86_400.0) {
-        return Err(std::io::Error::other(
-            "--state-ttl must be between 0 and 86400 seconds",
-        ));
-    }
-    if args.max_image_edge != 0 && !(16..=16384).contains(&args.max_image_edge) {
-        return Err(std::io::Error::other(
-            "--max-image-edge must be 0 (no cap) or between 16 and 16384 pixels",
-        ));
-    }
-    let limits = Limits {
-        max_image_edge: args.max_image_edge,
-        state_ttl: Duration::from_secs_f64(args.state_ttl),
-        walk_budget: Duration::from_millis(args.walk_budget_ms.clamp(10, 60_000)),
-        ..Limits::default()
-    };
+    let limits = limits(
+        args.state_ttl,
+        args.walk_budget_ms,
+        args.max_image_edge,
+        args.settle_ms,
+    )?;
     let local = Arc::new(LocalGui::new(lsm_server::machines::LOCAL, limits, connector()));
     let machines = match args.worker_listen {
         Some(addr) => {
@@ -304,7 +302,13 @@ async fn serve(args: ServeArgs) -> std::io::Result<()> {
     }
 }
 
-fn limits(state_ttl: f64, walk_budget_ms: u64, max_image_edge: u32) -> std::io::Result<Limits> {
+/// The server's limits from its command line (`serve` and `worker` alike).
+fn limits(
+    state_ttl: f64,
+    walk_budget_ms: u64,
+    max_image_edge: u32,
+    settle_ms: u64,
+) -> std::io::Result<Limits> {
     if !(state_ttl.is_finite() && (0.0..=86_400.0).contains(&state_ttl)) {
         return Err(std::io::Error::other(
             "--state-ttl must be between 0 and 86400 seconds",
@@ -319,6 +323,7 @@ fn limits(state_ttl: f64, walk_budget_ms: u64, max_image_edge: u32) -> std::io::
         max_image_edge,
         state_ttl: Duration::from_secs_f64(state_ttl),
         walk_budget: Duration::from_millis(walk_budget_ms.clamp(10, 60_000)),
+        settle: Duration::from_millis(settle_ms.min(10_000)),
         ..Limits::default()
     })
 }
@@ -370,7 +375,12 @@ async fn worker(args: WorkerArgs) -> std::io::Result<()> {
             ))
         }
     };
-    let limits = limits(args.state_ttl, args.walk_budget_ms, args.max_image_edge)?;
+    let limits = limits(
+        args.state_ttl,
+        args.walk_budget_ms,
+        args.max_image_edge,
+        args.settle_ms,
+    )?;
     // The worker's own service and state store; a missing session answers GUI_UNAVAILABLE.
     let gui = Arc::new(LocalGui::new(args.name.clone(), limits, connector()));
     let config = lsm_remote::WorkerConfig {
