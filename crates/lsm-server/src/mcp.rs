@@ -23,8 +23,9 @@ pub struct LsmMcp {
 }
 
 const INSTRUCTIONS: &str = "Operate desktop applications: gui_list -> gui_state(window_id) -> \
-gui_action(window_id, state_id, actions) -> gui_state again. Prefer element_id over x/y. A state_id \
-is single-use and expires after 30 s; element bounds, screenshot pixels and gui_action x/y share one \
+gui_action(window_id, state_id, actions) -> gui_action with the state_id it returned -> ... (each \
+gui_action answers what changed and a new state_id; call gui_state again to re-sync). Prefer element_id \
+over x/y. A state_id is single-use and expires after 30 s; element bounds, screenshot pixels and gui_action x/y share one \
 window-relative space (logical pixels, or a scaled space for very large windows: see coordinate_space), so \
 read points off the screenshot and send them back as they are. gui_state(query=\"words\") returns only the \
 matching elements and their ancestors. On an error, follow its message (usually: call gui_state again).";

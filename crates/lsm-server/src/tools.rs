@@ -175,7 +175,11 @@ pub fn all() -> Vec<Tool> {
              type, key, set_value, focus, wait. Prefer element_id (activated through the accessibility API); \
              use window-relative x/y only where no element fits. The state_id is consumed; coordinate actions \
              are refused if the window moved or resized since the observation, and every action with \
-             WINDOW_BLOCKED while a modal dialog blocks the window (act on the dialog it names). Observe again afterwards.",
+             WINDOW_BLOCKED while a modal dialog blocks the window (act on the dialog it names). Afterwards it \
+             waits until the window settles and answers with each action's effect (confirmed / no_change / \
+             unverifiable), what changed (elements by their stable ids, windows opened or closed, focus) and a new \
+             state_id: pass it to the next gui_action; call gui_state to start, to re-sync, for a screenshot or \
+             for another window.",
             rmcp::model::JsonObject::new(),
         )
         .with_input_schema::<ActionArgs>()
