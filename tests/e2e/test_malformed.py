@@ -142,9 +142,22 @@ WAIT0 = [{"type": "wait", "seconds": 0}]
     ({"window_id": "0x1", "state_id": NO_STATE, "actions": WAIT0, "machine": 1}, INVALID),
     ({"window_id": "0x1", "state_id": NO_STATE, "actions": WAIT0}, "STATE_NOT_FOUND"),
     ({"window_id": "0x1", "state_id": "garbage", "actions": WAIT0}, "STATE_NOT_FOUND"),
+    ({"window_id": "0x1", "state_id": NO_STATE, "actions": WAIT0, "observe": "all"}, INVALID),
+    ({"window_id": "0x1", "state_id": NO_STATE, "actions": WAIT0, "observe": 5}, INVALID),
+    ({"window_id": "0x1", "state_id": NO_STATE, "actions": WAIT0, "observe": ""}, INVALID),
+    ({"window_id": "0x1", "state_id": NO_STATE, "actions": WAIT0, "settle_ms": -1}, INVALID),
+    ({"window_id": "0x1", "state_id": NO_STATE, "actions": WAIT0, "settle_ms": "9"}, INVALID),
+    ({"window_id": "0x1", "state_id": NO_STATE, "actions": WAIT0, "settle_ms": 1.5}, INVALID),
 ], ids=lambda v: json.dumps(v)[:70] if isinstance(v, dict) else v)
 def test_gui_action_bad_arguments(srv, args, code):
     expect(srv.call("gui_action", args), code)
+
+
+def test_a_settle_bound_over_the_limit_is_refused_before_any_action(srv, window):
+    sid = srv.fresh_state(window["window_id"])
+    r = srv.call("gui_action", {"window_id": window["window_id"], "state_id": sid, "settle_ms": 20000,
+                                "actions": [{"type": "click", "x": 1, "y": 1}]})
+    assert "10000" in expect(r, INVALID)
 
 
 def test_nonexistent_window(srv):
