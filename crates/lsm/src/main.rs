@@ -90,6 +90,25 @@ struct RevokeArgs {
     state: StateDirArg,
 }
 
+/// The limits a serving process (`serve`, `worker`) takes from its command line.
+#[derive(clap::Args)]
+struct LimitArgs {
+    /// Seconds a state_id stays valid.
+    #[arg(long, default_value_t = 30.0, env = "LSM_STATE_TTL")]
+    state_ttl: f64,
+    /// Milliseconds a tree walk may take before it returns what it has (truncated).
+    #[arg(long, default_value_t = 2500, env = "LSM_WALK_BUDGET_MS")]
+    walk_budget_ms: u64,
+    /// Longest edge of an observation's screenshot and coordinate space; larger windows are
+    /// observed in a uniformly scaled space (0: no cap).
+    #[arg(long, default_value_t = 1568, env = "LSM_MAX_IMAGE_EDGE")]
+    max_image_edge: u32,
+    /// Longest wait, in ms, of gui_action for the window to settle after its actions (a call's
+    /// settle_ms overrides it; at most 10000).
+    #[arg(long, default_value_t = 1500, env = "LSM_SETTLE_MS")]
+    settle_ms: u64,
+}
+
 #[derive(clap::Args)]
 struct WorkerArgs {
     /// The controller's worker link, e.g. wss://controller:7443 (ws:// only on loopback).
@@ -105,19 +124,8 @@ struct WorkerArgs {
     /// must verify against the public CAs.
     #[arg(long, value_name = "SHA256", env = "LSM_WORKER_PIN")]
     pin: Option<String>,
-    /// Seconds a state_id stays valid.
-    #[arg(long, default_value_t = 30.0, env = "LSM_STATE_TTL")]
-    state_ttl: f64,
-    /// Milliseconds a tree walk may take before it returns what it has (truncated).
-    #[arg(long, default_value_t = 2500, env = "LSM_WALK_BUDGET_MS")]
-    walk_budget_ms: u64,
-    /// Longest edge of an observation's screenshot (0: no cap).
-    #[arg(long, default_value_t = 1568, env = "LSM_MAX_IMAGE_EDGE")]
-    max_image_edge: u32,
-    /// Longest wait, in ms, of gui_action for the window to settle after its actions (a call's
-    /// settle_ms overrides it; at most 10000).
-    #[arg(long, default_value_t = 1500, env = "LSM_SETTLE_MS")]
-    settle_ms: u64,
+    #[command(flatten)]
+    limits: LimitArgs,
 }
 
 #[derive(clap::Args)]
@@ -125,20 +133,8 @@ struct ServeArgs {
     /// Serve Streamable HTTP on this address (e.g. 127.0.0.1:8765) instead of stdio.
     #[arg(long, value_name = "ADDR")]
     http: Option<SocketAddr>,
-    /// Seconds a state_id stays valid.
-    #[arg(long, default_value_t = 30.0, env = "LSM_STATE_TTL")]
-    state_ttl: f64,
-    /// Milliseconds a tree walk may take before it returns what it has (truncated).
-    #[arg(long, default_value_t = 2500, env = "LSM_WALK_BUDGET_MS")]
-    walk_budget_ms: u64,
-    /// Longest edge of an observation's screenshot and coordinate space; larger windows are
-    /// observed in a uniformly scaled space (0: no cap).
-    #[arg(long, default_value_t = 1568, env = "LSM_MAX_IMAGE_EDGE")]
-    max_image_edge: u32,
-    /// Longest wait, in ms, of gui_action for the window to settle after its actions (a call's
-    /// settle_ms overrides it; at most 10000).
-    #[arg(long, default_value_t = 1500, env = "LSM_SETTLE_MS")]
-    settle_ms: u64,
+    #[command(flatten)]
+    limits: LimitArgs,
     /// Accept remote workers on this address (e.g. 0.0.0.0:7443); off by default.
     #[arg(long, value_name = "ADDR", env = "LSM_WORKER_LISTEN")]
     worker_listen: Option<SocketAddr>,
@@ -246,12 +242,7 @@ fn setup_gnome(_args: GnomeSetupArgs) -> std::io::Result<()> {
 }
 
 async fn serve(args: ServeArgs) -> std::io::Result<()> {
-    let limits = limits(
-        args.state_ttl,
-        args.walk_budget_ms,
-        args.max_image_edge,
-        args.settle_ms,
-    )?;
+    let limits = limits(&args.limits)?;
     let local = Arc::new(LocalGui::new(lsm_server::machines::LOCAL, limits, connector()));
     let machines = match args.worker_listen {
         Some(addr) => {
@@ -303,12 +294,13 @@ async fn serve(args: ServeArgs) -> std::io::Result<()> {
 }
 
 /// The server's limits from its command line (`serve` and `worker` alike).
-fn limits(
-    state_ttl: f64,
-    walk_budget_ms: u64,
-    max_image_edge: u32,
-    settle_ms: u64,
-) -> std::io::Result<Limits> {
+fn limits(args: &LimitArgs) -> std::io::Result<Limits> {
+    let LimitArgs {
+        state_ttl,
+        walk_budget_ms,
+        max_image_edge,
+        settle_ms,
+    } = *args;
     if !(state_ttl.is_finite() && (0.0..=86_400.0).contains(&state_ttl)) {
         return Err(std::io::Error::other(
             "--state-ttl must be between 0 and 86400 seconds",
@@ -375,12 +367,7 @@ async fn worker(args: WorkerArgs) -> std::io::Result<()> {
             ))
         }
     };
-    let limits = limits(
-        args.state_ttl,
-        args.walk_budget_ms,
-        args.max_image_edge,
-        args.settle_ms,
-    )?;
+    let limits = limits(&args.limits)?;
     // The worker's own service and state store; a missing session answers GUI_UNAVAILABLE.
     let gui = Arc::new(LocalGui::new(args.name.clone(), limits, connector()));
     let config = lsm_remote::WorkerConfig {
