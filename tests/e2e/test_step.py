@@ -66,6 +66,8 @@ def test_a_click_on_a_plain_label_is_no_change(app):
     r = out["results"][0]
     assert r["effect"] == "no_change", out
     assert out["changes"] == {} or not any(out["changes"].get(k) for k in ("added", "removed", "opened", "closed"))
+    # no_change means nothing at all changed: no element, no window, no focus.
+    assert out["changes"] == {}, out["changes"]
 
 
 def test_an_old_id_works_only_while_the_current_observation_has_it(app):
@@ -78,6 +80,21 @@ def test_an_old_id_works_only_while_the_current_observation_has_it(app):
     bad = s.call("gui_action", {"window_id": win["window_id"], "state_id": second["state_id"],
                                 "actions": [{"type": "click", "element_id": "e99999"}], "observe": "none"})
     assert bad.is_error and "ELEMENT_NOT_FOUND" in str(bad.structured_content or bad.content)
+    # An id of an older observation that the current one lacks is refused: a menu item seen
+    # while the menu was open, after Escape closed it.
+    st = observe(s, win)
+    opened = step(s, win["window_id"], st["state_id"],
+                  [{"type": "right_click", "element_id": element(st, "Context area")["id"]}])
+    item = next(e for e in opened["changes"]["added"] if e["name"] == "Copy item")
+    closed = step(s, win["window_id"], opened["state_id"], [{"type": "key", "keys": "Escape"}])
+    assert item["id"] in closed["changes"]["removed"], closed["changes"]
+    stale = s.call("gui_action", {"window_id": win["window_id"], "state_id": closed["state_id"],
+                                  "actions": [{"type": "click", "element_id": item["id"]}], "observe": "none"})
+    assert stale.is_error and "ELEMENT_NOT_FOUND" in str(stale.structured_content or stale.content)
+    # While an id from the first observation is still in the current one, it acts.
+    pressed = step(s, win["window_id"], observe(s, win)["state_id"],
+                   [{"type": "click", "element_id": press["id"]}])
+    assert pressed["results"][0]["effect"] == "confirmed", pressed["results"]
 
 
 def test_typing_into_xterm_is_unverifiable_with_the_changed_pixels(lsm):

@@ -2,6 +2,9 @@
 
 use std::time::Duration;
 
+/// The longest settle bound `gui_action` may use (per call or per server).
+pub const MAX_SETTLE: Duration = Duration::from_secs(10);
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct Limits {
     pub state_ttl: Duration,

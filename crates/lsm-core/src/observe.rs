@@ -181,6 +181,11 @@ mod tests {
         (0..64).map(|i| format!("e{i}")).collect()
     }
 
+    /// The test tree numbered in a 600x500 window.
+    fn numbered(query: Option<&Query>, budget: usize) -> Numbered {
+        number_elements(tree(), &positions(), &Space::identity(600, 500), query, budget)
+    }
+
     fn raw(role: &str, name: &str, parent: Option<usize>, bounds: Rect) -> RawElement {
         RawElement {
             native: format!("n-{name}"),
@@ -221,13 +226,7 @@ mod tests {
     #[test]
     fn query_keeps_matches_and_ancestors_with_full_walk_ids() {
         let q = Query::parse("  PRESS ", 256).expect("query");
-        let n = number_elements(
-            tree(),
-            &positions(),
-            &Space::identity(600, 500),
-            Some(&q),
-            1 << 20,
-        );
+        let n = numbered(Some(&q), 1 << 20);
         let ids: Vec<&str> = n.elements.iter().map(|e| e.id.as_str()).collect();
         // "Press me" by name, "Name entry" by value; their ancestors e0, e1, e3.
         assert_eq!(ids, ["e0", "e1", "e2", "e3", "e6"]);
@@ -245,37 +244,15 @@ mod tests {
     #[test]
     fn query_words_must_all_match_in_any_field() {
         let q = Query::parse("checkbox enable", 256).expect("query");
-        let n = number_elements(
-            tree(),
-            &positions(),
-            &Space::identity(600, 500),
-            Some(&q),
-            1 << 20,
-        );
+        let n = numbered(Some(&q), 1 << 20);
         assert_eq!(n.matched, Some(1));
         assert_eq!(n.elements.last().map(|e| e.id.as_str()), Some("e4"));
         // The role as the elements spell it, and without its underscore, both match.
         let q = Query::parse("check_box", 256).expect("query");
-        assert_eq!(
-            number_elements(
-                tree(),
-                &positions(),
-                &Space::identity(600, 500),
-                Some(&q),
-                1 << 20
-            )
-            .matched,
-            Some(1)
-        );
+        assert_eq!(numbered(Some(&q), 1 << 20).matched, Some(1));
         // A secret's value is never searched.
         let q = Query::parse("hunter2", 256).expect("query");
-        let n = number_elements(
-            tree(),
-            &positions(),
-            &Space::identity(600, 500),
-            Some(&q),
-            1 << 20,
-        );
+        let n = numbered(Some(&q), 1 << 20);
         assert_eq!((n.matched, n.elements.len()), (Some(0), 0));
         assert!(Query::parse(" ", 256).is_err());
         assert_eq!(
@@ -286,13 +263,13 @@ mod tests {
 
     #[test]
     fn without_query_all_elements_and_no_secret_values() {
-        let n = number_elements(tree(), &positions(), &Space::identity(600, 500), None, 1 << 20);
+        let n = numbered(None, 1 << 20);
         assert_eq!(n.elements.len(), 7);
         assert_eq!(n.matched, None);
         assert_eq!(n.elements[5].value, None);
         assert_eq!(n.elements[6].value.as_deref(), Some("Alice Press"));
         // The byte budget cuts in document order, so parents stay before children.
-        let small = number_elements(tree(), &positions(), &Space::identity(600, 500), None, 300);
+        let small = numbered(None, 300);
         assert!(small.over_budget && !small.elements.is_empty() && small.elements.len() < 7);
         assert_eq!(small.refs.len(), small.elements.len());
     }

@@ -158,17 +158,6 @@ pub enum ObserveAfter {
     None,
 }
 
-impl ObserveAfter {
-    pub fn parse(s: &str) -> Option<Self> {
-        match s {
-            "changes" => Some(Self::Changes),
-            "full" => Some(Self::Full),
-            "none" => Some(Self::None),
-            _ => None,
-        }
-    }
-}
-
 #[derive(Debug, Clone, Default, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ActionOutput {
     pub machine: String,

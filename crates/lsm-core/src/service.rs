@@ -211,7 +211,10 @@ async fn encode_off_thread(
         .map_err(|e| GuiError::backend(format!("encoding the screenshot failed: {e}")))?
 }
 
-async fn bounded<T>(what: &str, fut: impl std::future::Future<Output = GuiResult<T>>) -> GuiResult<T> {
+pub(crate) async fn bounded<T>(
+    what: &str,
+    fut: impl std::future::Future<Output = GuiResult<T>>,
+) -> GuiResult<T> {
     tokio::time::timeout(CALL_TIMEOUT, fut)
         .await
         .unwrap_or_else(|_| Err(GuiError::timeout(what)))

@@ -9,9 +9,10 @@
 
 use crate::changes::{effect_of, element_changes, pixels_changed, window_changes, Changes, Seen};
 use crate::error::{ErrorCode, GuiError, GuiResult};
+use crate::limits::MAX_SETTLE;
 use crate::model::{Element, WindowInfo};
 use crate::output::{ActionOutput, ActionRequest, ObserveAfter, StateRequest};
-use crate::service::{LocalGui, Looked};
+use crate::service::{bounded, LocalGui, Looked};
 use crate::state::Observation;
 use crate::RgbaImage;
 use std::time::{Duration, Instant};
@@ -20,12 +21,11 @@ use std::time::{Duration, Instant};
 const POLL: Duration = Duration::from_millis(25);
 /// How long the window must stay unchanged to count as settled.
 const QUIET: Duration = Duration::from_millis(100);
-/// The longest settle bound a call may ask for.
-const MAX_SETTLE: Duration = Duration::from_secs(10);
 
 /// What was read before the actions, to compare with after them.
-#[derive(Default)]
 pub(crate) struct Before {
+    /// How long the call may wait for the window to settle.
+    bound: Duration,
     windows: Option<Vec<WindowInfo>>,
     /// The window's pixels, when it has no elements to compare.
     pixels: Option<(RgbaImage, f64)>,
@@ -53,10 +53,8 @@ impl Probe {
                     .collect()
             })
         }
-        fn px(p: &Probe) -> Option<u64> {
-            p.pixels
-                .as_ref()
-                .map(|(i, _)| xxhash_rust::xxh3::xxh3_64(&i.data))
+        fn px(p: &Probe) -> Option<&[u8]> {
+            p.pixels.as_ref().map(|(i, _)| i.data.as_slice())
         }
         self.gone == other.gone
             && els(self) == els(other)
@@ -84,9 +82,13 @@ impl LocalGui {
         obs: &Observation,
         request: &ActionRequest,
     ) -> GuiResult<Before> {
-        self.settle_bound(request)?;
+        let bound = self.settle_bound(request)?;
         if request.observe == ObserveAfter::None {
-            return Ok(Before::default());
+            return Ok(Before {
+                bound,
+                windows: None,
+                pixels: None,
+            });
         }
         // The window list of the observation, read beside its walk: nothing is read here
         // before the actions unless the window has no elements (then its pixels are).
@@ -97,12 +99,18 @@ impl LocalGui {
         } else {
             None
         };
-        Ok(Before { windows, pixels })
+        Ok(Before {
+            bound,
+            windows,
+            pixels,
+        })
     }
 
     async fn pixels_of(&self, window_id: &str) -> Option<(RgbaImage, f64)> {
         let backend = self.backend().await.ok()?;
-        let snap = backend.capture(window_id).await.ok()?;
+        let snap = bounded("capturing the window", backend.capture(window_id))
+            .await
+            .ok()?;
         snap.screenshot.map(|s| (s.image, snap.scale))
     }
 
@@ -121,7 +129,7 @@ impl LocalGui {
             Err(e) => Probe {
                 looked: None,
                 windows: match self.backend().await {
-                    Ok(b) => b.list_windows().await.ok(),
+                    Ok(b) => bounded("listing windows", b.list_windows()).await.ok(),
                     Err(_) => None,
                 },
                 pixels: None,
@@ -140,9 +148,7 @@ impl LocalGui {
         request: &ActionRequest,
         out: &mut ActionOutput,
     ) {
-        let Ok(bound) = self.settle_bound(request) else {
-            return;
-        };
+        let bound = before.bound;
         let shown = obs.shown.clone();
         let state_request = match &shown {
             Some(s) => StateRequest {

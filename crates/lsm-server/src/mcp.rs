@@ -119,7 +119,8 @@ impl LsmMcp {
                 )?;
                 let observe = match opt_string(args, "observe")? {
                     None => ObserveAfter::default(),
-                    Some(o) => ObserveAfter::parse(&o).ok_or_else(|| {
+                    // The names are the type's own (serde), as the schema lists them.
+                    Some(o) => serde_json::from_value(Value::String(o.clone())).map_err(|_| {
                         GuiError::invalid(format!("observe is {o:?}; use \"changes\", \"full\" or \"none\""))
                     })?,
                 };

@@ -315,7 +315,7 @@ fn limits(args: &LimitArgs) -> std::io::Result<Limits> {
         max_image_edge,
         state_ttl: Duration::from_secs_f64(state_ttl),
         walk_budget: Duration::from_millis(walk_budget_ms.clamp(10, 60_000)),
-        settle: Duration::from_millis(settle_ms.min(10_000)),
+        settle: Duration::from_millis(settle_ms).min(lsm_core::limits::MAX_SETTLE),
         ..Limits::default()
     })
 }
