@@ -38,11 +38,14 @@ class Counter:
 
     def __init__(self, s: LsmSession):
         self.s, self.calls, self.json_bytes, self.text_bytes, self.seconds = s, 0, 0, 0, 0.0
+        self.log: list[str] = []
 
     def call(self, name: str, args: dict) -> dict:
         t0 = time.perf_counter()
         r = self.s.call(name, args)
-        self.seconds += time.perf_counter() - t0
+        took = time.perf_counter() - t0
+        self.seconds += took
+        self.log.append(f"{name} {took * 1000:.0f}")
         self.calls += 1
         self.json_bytes += len(json.dumps(r.structured_content or {}, ensure_ascii=False).encode())
         self.text_bytes += len(text_of(r).encode())
@@ -187,6 +190,7 @@ def main() -> int:
             fn(c, wins, way)
             prev = results.get(way)
             results[way] = c if prev is None or c.seconds < prev.seconds else prev
+            print(f"  {way}: " + ", ".join(c.log), file=sys.stderr)
     old, new = results["old"], results["new"]
     rows = [
         "| way | calls | structured bytes | text bytes | wall time |",

@@ -143,6 +143,22 @@ pub trait DesktopBackend: Send + Sync {
     /// for point targets). Element targets must be re-verified (`ELEMENT_STALE` when the element
     /// is gone or no longer the same control).
     async fn perform(&self, window: &WindowInfo, action: &BackendAction) -> GuiResult<ActionOutcome>;
+    /// The accessibility events of the window's application seen so far, read without a call
+    /// to anything (settling waits on them). `None`: this backend cannot see that
+    /// application's events (then settling compares observations).
+    fn activity(&self, _window: &WindowInfo) -> Option<Activity> {
+        None
+    }
+}
+
+/// The relevant accessibility events (elements added or removed; states, names, values, text
+/// or bounds changed; windows opened or closed) one application has sent, as a backend saw them.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Activity {
+    /// How many were seen since the backend started watching; only grows.
+    pub count: u64,
+    /// When the most recent ones arrived, oldest first (a bounded number of them).
+    pub recent: Vec<std::time::Instant>,
 }
 
 /// Opens the backend on first use (headless safety: nothing connects before a GUI call).

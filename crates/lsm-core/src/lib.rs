@@ -21,6 +21,7 @@ pub mod observe;
 pub mod outline;
 pub mod output;
 pub mod service;
+mod settle;
 pub mod space;
 pub mod state;
 pub mod state_dir;
@@ -28,7 +29,9 @@ mod step;
 pub mod text;
 pub mod verify;
 
-pub use backend::{ActionOutcome, BackendAction, BackendConnector, Check, DesktopBackend, NoGui, Target};
+pub use backend::{
+    ActionOutcome, Activity, BackendAction, BackendConnector, Check, DesktopBackend, NoGui, Target,
+};
 pub use limits::Limits;
 pub use model::{BackendInfo, Element, ObserveRequest, RawElement, Screenshot, Snapshot, WindowInfo};
 pub use output::{

@@ -1,6 +1,8 @@
 //! `gui_action` closing the loop (settle, changes, a new state_id, effects), against a scripted
 //! fake application: a check box, a button whose label updates 300 ms later, a button that
-//! closes the window, a plain label, and a clock that never stops.
+//! closes the window, a plain label, and a clock that never stops. Each test runs twice: with a
+//! backend that sees no events (settling compares observations) and with one that reports the
+//! application's events (settling waits for them to stop).
 
 use async_trait::async_trait;
 use lsm_core::changes::Effect;
@@ -14,9 +16,34 @@ struct App {
     checked: bool,
     later_at: Option<Instant>,
     closed: bool,
-    /// The clock label changes on every look.
-    animating: bool,
+    /// The clock label changes on every look (with events: every 20 ms, each change an event).
+    animating: Option<Instant>,
     ticks: u64,
+    /// Report events (`DesktopBackend::activity`), and when the actions sent them.
+    events: Option<Vec<Instant>>,
+}
+
+/// A tick of the clock, with events.
+const TICK: Duration = Duration::from_millis(20);
+
+impl App {
+    fn activity(&self) -> Option<Activity> {
+        let mut recent = self.events.clone()?;
+        if let Some(t) = self.later_at.map(|t| t + Duration::from_millis(300)) {
+            if t <= Instant::now() {
+                recent.push(t);
+            }
+        }
+        if let Some(start) = self.animating {
+            let ticks = (start.elapsed().as_millis() / TICK.as_millis()) as u32;
+            recent.extend((1..=ticks).map(|k| start + TICK * k));
+        }
+        recent.sort();
+        Some(Activity {
+            count: recent.len() as u64,
+            recent,
+        })
+    }
 }
 
 #[derive(Default)]
@@ -87,10 +114,10 @@ impl DesktopBackend for Fake {
         let later = app
             .later_at
             .is_some_and(|t| t.elapsed() >= Duration::from_millis(300));
-        let clock = if app.animating {
-            format!("tick {}", app.ticks)
-        } else {
-            "clock".into()
+        let clock = match (app.animating, &app.events) {
+            (Some(start), Some(_)) => format!("tick {}", start.elapsed().as_millis() / TICK.as_millis()),
+            (Some(_), None) => format!("tick {}", app.ticks),
+            (None, _) => "clock".into(),
         };
         let checked: &[&str] = if app.checked { &["checked"] } else { &[] };
         Ok(Snapshot {
@@ -129,6 +156,9 @@ impl DesktopBackend for Fake {
         Ok(match e.native.as_str() {
             "feature" => {
                 app.checked = !app.checked;
+                if let Some(events) = &mut app.events {
+                    events.push(Instant::now());
+                }
                 ActionOutcome::new("fake").verified(format!("checked {} -> {}", !app.checked, app.checked))
             }
             "later" => {
@@ -137,10 +167,16 @@ impl DesktopBackend for Fake {
             }
             "close" => {
                 app.closed = true;
+                if let Some(events) = &mut app.events {
+                    events.push(Instant::now());
+                }
                 ActionOutcome::new("fake")
             }
             _ => ActionOutcome::new("fake"),
         })
+    }
+    fn activity(&self, _w: &WindowInfo) -> Option<Activity> {
+        self.0.lock().unwrap().activity()
     }
 }
 
@@ -153,8 +189,12 @@ impl BackendConnector for Conn {
     }
 }
 
-fn setup() -> (Arc<Fake>, LocalGui) {
+/// Without events, then with them.
+const MODES: [bool; 2] = [false, true];
+
+fn setup(events: bool) -> (Arc<Fake>, LocalGui) {
     let fake = Arc::new(Fake::default());
+    fake.0.lock().unwrap().events = events.then(Vec::new);
     let gui = LocalGui::new("local", Limits::default(), Arc::new(Conn(fake.clone())));
     (fake, gui)
 }
@@ -186,128 +226,144 @@ async fn click(gui: &LocalGui, state_id: &str, id: &str, settle_ms: Option<u64>)
 
 #[tokio::test]
 async fn a_toggle_is_confirmed_and_the_next_action_needs_no_gui_state() {
-    let (_, gui) = setup();
-    let s = observe(&gui).await;
-    let feature = id_of(&s.elements, "Feature");
-    let out = click(&gui, &s.state_id, &feature, None).await.expect("click");
-    assert_eq!(out.results[0].effect, Some(Effect::Confirmed));
-    assert_eq!(out.results[0].evidence.as_deref(), Some("checked false -> true"));
-    assert_eq!(out.settled, Some(true));
-    let changes = out.changes.expect("changes");
-    assert_eq!(changes.changed.len(), 1);
-    assert_eq!(
-        (
-            changes.changed[0].id.as_str(),
-            changes.changed[0].states_on.clone()
-        ),
-        (feature.as_str(), vec!["checked".to_string()])
-    );
-    // The new state_id acts, and the same control has the same id.
-    let next = click(&gui, out.state_id.as_deref().expect("state_id"), &feature, None)
-        .await
-        .expect("second click");
-    assert_eq!(next.changes.expect("changes").changed[0].states_off, ["checked"]);
-    assert_eq!(id_of(&observe(&gui).await.elements, "Feature"), feature);
+    for events in MODES {
+        let (fake, gui) = setup(events);
+        let s = observe(&gui).await;
+        let feature = id_of(&s.elements, "Feature");
+        let looks = fake.0.lock().unwrap().ticks;
+        let out = click(&gui, &s.state_id, &feature, None).await.expect("click");
+        // With events, one walk while the quiet period passes; without, until two agree.
+        let walks = fake.0.lock().unwrap().ticks - looks;
+        assert!(if events { walks == 1 } else { walks > 1 }, "{walks} walks");
+        assert_eq!(out.results[0].effect, Some(Effect::Confirmed));
+        assert_eq!(out.results[0].evidence.as_deref(), Some("checked false -> true"));
+        assert_eq!(out.settled, Some(true));
+        let changes = out.changes.expect("changes");
+        assert_eq!(changes.changed.len(), 1);
+        assert_eq!(
+            (
+                changes.changed[0].id.as_str(),
+                changes.changed[0].states_on.clone()
+            ),
+            (feature.as_str(), vec!["checked".to_string()])
+        );
+        // The new state_id acts, and the same control has the same id.
+        let next = click(&gui, out.state_id.as_deref().expect("state_id"), &feature, None)
+            .await
+            .expect("second click");
+        assert_eq!(next.changes.expect("changes").changed[0].states_off, ["checked"]);
+        assert_eq!(id_of(&observe(&gui).await.elements, "Feature"), feature);
+    }
 }
 
 #[tokio::test]
 async fn a_control_that_updates_300_ms_later_is_in_the_result() {
-    let (_, gui) = setup();
-    let s = observe(&gui).await;
-    let out = click(&gui, &s.state_id, &id_of(&s.elements, "Later"), None)
-        .await
-        .expect("click");
-    let changes = out.changes.expect("changes");
-    assert_eq!(changes.changed[0].name, "Later: 1", "{changes:?}");
-    assert_eq!(changes.changed[0].name_was.as_deref(), Some("Later: 0"));
-    assert_eq!(out.results[0].effect, Some(Effect::Confirmed));
-    assert!(out.settle_ms.unwrap() >= 300);
+    for events in MODES {
+        let (_, gui) = setup(events);
+        let s = observe(&gui).await;
+        let out = click(&gui, &s.state_id, &id_of(&s.elements, "Later"), None)
+            .await
+            .expect("click");
+        let changes = out.changes.expect("changes");
+        assert_eq!(changes.changed[0].name, "Later: 1", "{changes:?}");
+        assert_eq!(changes.changed[0].name_was.as_deref(), Some("Later: 0"));
+        assert_eq!(out.results[0].effect, Some(Effect::Confirmed));
+        assert!(out.settle_ms.unwrap() >= 300);
+    }
 }
 
 #[tokio::test]
 async fn a_click_that_changes_nothing_is_no_change() {
-    let (_, gui) = setup();
-    let s = observe(&gui).await;
-    let started = Instant::now();
-    let out = click(&gui, &s.state_id, &id_of(&s.elements, "Plain"), Some(400))
-        .await
-        .expect("click");
-    assert_eq!(out.results[0].effect, Some(Effect::NoChange));
-    assert_eq!(out.settled, Some(true));
-    assert!(out.changes.expect("changes").is_empty());
-    assert!(started.elapsed() < Duration::from_secs(2));
+    for events in MODES {
+        let (_, gui) = setup(events);
+        let s = observe(&gui).await;
+        let started = Instant::now();
+        let out = click(&gui, &s.state_id, &id_of(&s.elements, "Plain"), Some(400))
+            .await
+            .expect("click");
+        assert_eq!(out.results[0].effect, Some(Effect::NoChange));
+        assert_eq!(out.settled, Some(true));
+        assert!(out.changes.expect("changes").is_empty());
+        assert!(started.elapsed() < Duration::from_secs(2));
+    }
 }
 
 #[tokio::test]
 async fn a_button_that_closes_the_window() {
-    let (_, gui) = setup();
-    let s = observe(&gui).await;
-    let out = click(&gui, &s.state_id, &id_of(&s.elements, "Close"), None)
-        .await
-        .expect("click");
-    assert_eq!(out.state_id, None);
-    let changes = out.changes.expect("changes");
-    assert_eq!(changes.closed[0].window_id, "0x1");
-    assert_eq!(out.results[0].effect, Some(Effect::Confirmed));
-    assert!(out.results[0].evidence.as_deref().unwrap().contains("closed"));
-    let e = gui
-        .state(StateRequest {
-            window_id: "0x1".into(),
-            ..Default::default()
-        })
-        .await
-        .expect_err("gone");
-    assert_eq!(e.code, ErrorCode::WindowNotFound);
+    for events in MODES {
+        let (_, gui) = setup(events);
+        let s = observe(&gui).await;
+        let out = click(&gui, &s.state_id, &id_of(&s.elements, "Close"), None)
+            .await
+            .expect("click");
+        assert_eq!(out.state_id, None);
+        let changes = out.changes.expect("changes");
+        assert_eq!(changes.closed[0].window_id, "0x1");
+        assert_eq!(out.results[0].effect, Some(Effect::Confirmed));
+        assert!(out.results[0].evidence.as_deref().unwrap().contains("closed"));
+        let e = gui
+            .state(StateRequest {
+                window_id: "0x1".into(),
+                ..Default::default()
+            })
+            .await
+            .expect_err("gone");
+        assert_eq!(e.code, ErrorCode::WindowNotFound);
+    }
 }
 
 #[tokio::test]
 async fn a_window_that_never_stops_is_not_settled_within_the_bound() {
-    let (fake, gui) = setup();
-    fake.0.lock().unwrap().animating = true;
-    let s = observe(&gui).await;
-    let started = Instant::now();
-    let out = click(&gui, &s.state_id, &id_of(&s.elements, "Feature"), Some(500))
-        .await
-        .expect("click");
-    assert_eq!(out.settled, Some(false));
-    assert!(started.elapsed() < Duration::from_millis(1500));
-    assert!(out.state_id.is_some());
+    for events in MODES {
+        let (fake, gui) = setup(events);
+        fake.0.lock().unwrap().animating = Some(Instant::now());
+        let s = observe(&gui).await;
+        let started = Instant::now();
+        let out = click(&gui, &s.state_id, &id_of(&s.elements, "Feature"), Some(500))
+            .await
+            .expect("click");
+        assert_eq!(out.settled, Some(false));
+        assert!(started.elapsed() < Duration::from_millis(1500));
+        assert!(out.state_id.is_some());
+    }
 }
 
 #[tokio::test]
 async fn observe_none_and_full() {
-    let (_, gui) = setup();
-    let s = observe(&gui).await;
-    let feature = id_of(&s.elements, "Feature");
-    let none = gui
-        .action(ActionRequest {
-            window_id: "0x1".into(),
-            state_id: s.state_id,
-            actions: json!([{"type": "click", "element_id": feature}]),
-            observe: ObserveAfter::None,
-            settle_ms: None,
-        })
-        .await
-        .expect("none");
-    assert!(none.state_id.is_none() && none.changes.is_none() && none.results[0].effect.is_none());
-    let s = observe(&gui).await;
-    let full = gui
-        .action(ActionRequest {
-            window_id: "0x1".into(),
-            state_id: s.state_id,
-            actions: json!([{"type": "click", "element_id": feature}]),
-            observe: ObserveAfter::Full,
-            settle_ms: None,
-        })
-        .await
-        .expect("full");
-    let obs = full.observation.expect("observation");
-    assert_eq!(Some(obs.state_id.clone()), full.state_id);
-    assert_eq!(obs.elements.len(), 7);
-    let e = click(&gui, &s_id(&gui).await, "e1", Some(20_000))
-        .await
-        .expect_err("too long");
-    assert_eq!(e.code, ErrorCode::InvalidArgument);
+    for events in MODES {
+        let (_, gui) = setup(events);
+        let s = observe(&gui).await;
+        let feature = id_of(&s.elements, "Feature");
+        let none = gui
+            .action(ActionRequest {
+                window_id: "0x1".into(),
+                state_id: s.state_id,
+                actions: json!([{"type": "click", "element_id": feature}]),
+                observe: ObserveAfter::None,
+                settle_ms: None,
+            })
+            .await
+            .expect("none");
+        assert!(none.state_id.is_none() && none.changes.is_none() && none.results[0].effect.is_none());
+        let s = observe(&gui).await;
+        let full = gui
+            .action(ActionRequest {
+                window_id: "0x1".into(),
+                state_id: s.state_id,
+                actions: json!([{"type": "click", "element_id": feature}]),
+                observe: ObserveAfter::Full,
+                settle_ms: None,
+            })
+            .await
+            .expect("full");
+        let obs = full.observation.expect("observation");
+        assert_eq!(Some(obs.state_id.clone()), full.state_id);
+        assert_eq!(obs.elements.len(), 7);
+        let e = click(&gui, &s_id(&gui).await, "e1", Some(20_000))
+            .await
+            .expect_err("too long");
+        assert_eq!(e.code, ErrorCode::InvalidArgument);
+    }
 }
 
 async fn s_id(gui: &LocalGui) -> String {

@@ -1,13 +1,14 @@
 //! Reading an action's effect back over AT-SPI: text, numbers and states after an action, the
 //! selection of a list or tree, the application's open modal dialogs, a round trip through an
-//! application's main loop, and the focus / text-change events that say where typing landed.
+//! application's main loop, the focus / text-change events that say where typing landed, and
+//! each application's activity (its relevant events, which settling after actions waits on).
 
 use crate::atspi::{
     value_as_ref, Atspi, CallError, FrameInfo, ObjRef, IFACE_ACCESSIBLE, IFACE_REGISTRY, IFACE_TABLE,
     IFACE_TEXT, IFACE_VALUE, REGISTRY_BUS, REGISTRY_PATH, ROOT_PATH,
 };
 use futures_util::StreamExt;
-use lsm_core::GuiResult;
+use lsm_core::{Activity, GuiResult};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -16,16 +17,29 @@ use zbus::zvariant::OwnedValue;
 const IFACE_SELECTION: &str = "org.a11y.atspi.Selection";
 const IFACE_EVENT_OBJECT: &str = "org.a11y.atspi.Event.Object";
 const IFACE_EVENT_WINDOW: &str = "org.a11y.atspi.Event.Window";
-/// The events that tell where keyboard input goes and lands. Applications send events only
+/// The events watched: where keyboard input goes and lands (focus, text, caret), and what
+/// changes an application's elements or windows (its activity). Applications send events only
 /// while some client listens for them, so they are registered with the registry.
 const WATCHED_EVENTS: &[&str] = &[
-    "object:state-changed:focused",
+    "object:state-changed",
     "object:text-changed",
     "object:text-caret-moved",
+    "object:children-changed",
+    "object:property-change:accessible-name",
+    "object:property-change:accessible-value",
+    "object:property-change:accessible-description",
+    "object:value-changed",
+    "object:bounds-changed",
     // Popups (a completion list under an entry) come and go while an application digests input.
     "window:create",
     "window:destroy",
 ];
+/// Times of the latest relevant events kept per application.
+const RECENT_EVENTS: usize = 64;
+/// Applications whose activity is kept; the record starts over when more sent events.
+const MAX_APPS: usize = 512;
+/// Objects whose last announced bounds are kept; the record starts over when more announced.
+const MAX_BOUNDS: usize = 8192;
 /// Longest text read back, in characters.
 const MAX_READ_CHARS: i64 = 8192;
 /// Roles of top-levels that block their application while shown.
@@ -38,6 +52,27 @@ struct Seen {
     text: Option<(ObjRef, Instant)>,
     /// When a window (a popup, say) was last created or destroyed.
     window: Option<Instant>,
+    /// Relevant events per application (bus name).
+    activity: HashMap<String, Activity>,
+    /// The events are being watched.
+    watching: bool,
+    /// The last bounds each object announced: GTK 3 announces them at every allocation, most
+    /// often unchanged (every frame while anything in the window animates).
+    bounds: HashMap<ObjRef, [i32; 4]>,
+}
+
+/// Whether an event says an application's elements or windows changed (caret moves and
+/// property changes such as a table summary do not).
+fn is_activity(member: &str, detail: &str) -> bool {
+    match member {
+        "Create" | "Destroy" | "StateChanged" | "ChildrenChanged" | "TextChanged" | "ValueChanged"
+        | "BoundsChanged" => true,
+        "PropertyChange" => matches!(
+            detail,
+            "accessible-name" | "accessible-value" | "accessible-description"
+        ),
+        _ => false,
+    }
 }
 
 /// What the event watcher has seen so far. Cheap to clone.
@@ -66,10 +101,41 @@ impl Events {
         self.seen.lock().ok()?.window
     }
 
-    fn record(&self, member: &str, obj: ObjRef, detail: &str, d1: i32) {
+    /// The activity of the application at that bus name (none yet: nothing sent since the
+    /// watch began). `None`: events are not watched.
+    pub(crate) fn activity(&self, bus: &str) -> Option<Activity> {
+        let seen = self.seen.lock().ok()?;
+        if !seen.watching {
+            return None;
+        }
+        Some(seen.activity.get(bus).cloned().unwrap_or_default())
+    }
+
+    fn record(&self, member: &str, obj: ObjRef, detail: &str, d1: i32, bounds: Option<[i32; 4]>) {
         let Ok(mut seen) = self.seen.lock() else {
             return;
         };
+        let moved = match bounds {
+            Some(b) => {
+                if seen.bounds.len() >= MAX_BOUNDS && !seen.bounds.contains_key(&obj) {
+                    seen.bounds.clear();
+                }
+                seen.bounds.insert(obj.clone(), b) != Some(b)
+            }
+            None => true,
+        };
+        if moved && is_activity(member, detail) {
+            tracing::trace!("activity {member} {detail} {d1} {obj} {bounds:?}");
+            if seen.activity.len() >= MAX_APPS && !seen.activity.contains_key(&obj.bus) {
+                seen.activity.clear();
+            }
+            let app = seen.activity.entry(obj.bus.clone()).or_default();
+            app.count += 1;
+            if app.recent.len() >= RECENT_EVENTS {
+                app.recent.remove(0);
+            }
+            app.recent.push(Instant::now());
+        }
         match member {
             "Create" | "Destroy" => seen.window = Some(Instant::now()),
             "StateChanged" if detail == "focused" && d1 == 1 => seen.focused = Some(obj),
@@ -99,7 +165,7 @@ impl Atspi {
             Some(w) => futures_util::stream::select(objects, w).boxed(),
             None => objects.boxed(),
         };
-        for name in WATCHED_EVENTS {
+        futures_util::future::join_all(WATCHED_EVENTS.iter().map(|name| async move {
             // Registries before 2.42 take only the event name.
             if self
                 .register_event(&(*name, Vec::<String>::new(), ""))
@@ -108,6 +174,10 @@ impl Atspi {
             {
                 let _ = self.register_event(&(*name,)).await;
             }
+        }))
+        .await;
+        if let Ok(mut seen) = events.seen.lock() {
+            seen.watching = true;
         }
         let sink = events.clone();
         tokio::spawn(async move {
@@ -121,16 +191,30 @@ impl Atspi {
                 };
                 let member = member.as_str();
                 if header.interface().map(|i| i.as_str()) == Some(IFACE_EVENT_WINDOW) {
-                    sink.record(member, ObjRef::new(sender.as_str(), path.as_str()), "", 0);
+                    sink.record(member, ObjRef::new(sender.as_str(), path.as_str()), "", 0, None);
                     continue;
                 }
-                if !matches!(member, "StateChanged" | "TextChanged" | "TextCaretMoved") {
+                if !matches!(
+                    member,
+                    "StateChanged"
+                        | "TextChanged"
+                        | "TextCaretMoved"
+                        | "ChildrenChanged"
+                        | "PropertyChange"
+                        | "ValueChanged"
+                        | "BoundsChanged"
+                ) {
                     continue;
                 }
-                let Ok((detail, d1, _, _, _)) = msg.body().deserialize::<EventBody>() else {
+                let Ok((detail, d1, _, data, _)) = msg.body().deserialize::<EventBody>() else {
                     continue;
                 };
-                sink.record(member, ObjRef::new(sender.as_str(), path.as_str()), &detail, d1);
+                let bounds = (member == "BoundsChanged")
+                    .then(|| <(i32, i32, i32, i32)>::try_from(data).ok())
+                    .flatten()
+                    .map(|(x, y, w, h)| [x, y, w, h]);
+                let obj = ObjRef::new(sender.as_str(), path.as_str());
+                sink.record(member, obj, &detail, d1, bounds);
             }
         });
         events

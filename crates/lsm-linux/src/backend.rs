@@ -13,7 +13,7 @@ use crate::windowing::WindowSystem;
 use crate::x11::{Capture, Gap, X11Window, X11};
 use async_trait::async_trait;
 use lsm_core::{
-    ActionOutcome, BackendAction, BackendInfo, DesktopBackend, ErrorCode, GuiError, GuiResult,
+    ActionOutcome, Activity, BackendAction, BackendInfo, DesktopBackend, ErrorCode, GuiError, GuiResult,
     ObserveRequest, RawElement, Rect, Screenshot, Snapshot, WindowInfo,
 };
 use std::collections::{HashMap, HashSet};
@@ -684,6 +684,12 @@ impl DesktopBackend for LinuxBackend {
         let done = self.run_action(window, action).await;
         self.ws_forget_windows().await;
         done
+    }
+
+    fn activity(&self, window: &WindowInfo) -> Option<Activity> {
+        let pid = window.pid?;
+        let bus = self.app_buses.lock().ok()?.get(&pid).cloned()?;
+        self.events.activity(&bus)
     }
 }
 
