@@ -29,8 +29,13 @@ pub struct ElementChange {
     /// States it lost.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub states_off: Vec<String>,
-    /// The bounds now, when they changed.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// The bounds now, when they changed: `[x, y, width, height]` as in elements.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        with = "crate::geometry::rect_array"
+    )]
+    #[schemars(with = "Option<[i32; 4]>")]
     pub bounds: Option<Rect>,
 }
 
@@ -316,7 +321,6 @@ mod tests {
             bounds: Some(Rect::new(0, 0, 10, 10)),
             summary: None,
             parent: None,
-            depth: 1,
         }
     }
 

@@ -30,6 +30,21 @@ pub struct Rect {
     pub height: i32,
 }
 
+/// An element's bounds in JSON as `[x, y, width, height]`: four numbers instead of an object
+/// with four keys, the largest saving in an observation of many elements.
+pub mod rect_array {
+    use super::Rect;
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    pub fn serialize<S: Serializer>(r: &Option<Rect>, s: S) -> Result<S::Ok, S::Error> {
+        r.map(|r| [r.x, r.y, r.width, r.height]).serialize(s)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Rect>, D::Error> {
+        Ok(Option::<[i32; 4]>::deserialize(d)?.map(|[x, y, w, h]| Rect::new(x, y, w, h)))
+    }
+}
+
 impl Rect {
     pub fn new(x: i32, y: i32, width: i32, height: i32) -> Self {
         Self { x, y, width, height }

@@ -25,6 +25,7 @@ mod settle;
 pub mod space;
 pub mod state;
 pub mod state_dir;
+pub mod states;
 mod step;
 pub mod text;
 pub mod verify;

@@ -75,31 +75,44 @@ pub struct RawElement {
     pub summary: Option<String>,
 }
 
-/// One element of an observation, as given to the model.
+/// One element of an observation, as given to the model. Fields at their usual value are left
+/// out: an empty name, a value equal to the name, the states every shown element has (see
+/// [`crate::states`]).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Element {
     /// Reference for `gui_action` (`element_id`), valid only with this observation's `state_id`.
     pub id: String,
     pub role: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub name: String,
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub description: String,
+    /// The text or number it holds, when that is not its name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub value: Option<String>,
+    /// Only what is worth knowing (see [`crate::states::element_states`]): e.g. `checked`,
+    /// `focused`, `selected`, `expanded`, `editable`, and `disabled` / `hidden` / `read_only`
+    /// where an element is not as elements usually are.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub states: Vec<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub actions: Vec<String>,
-    /// Window-relative logical pixels; absent when the element has no on-screen area.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// `[x, y, width, height]` in window-relative logical pixels (the observation's space);
+    /// absent when the element has no on-screen area.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        with = "crate::geometry::rect_array"
+    )]
+    #[schemars(with = "Option<[i32; 4]>")]
     pub bounds: Option<Rect>,
     /// What was deliberately not read below this element (a huge list read around its visible
     /// rows, children beyond `max_depth`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub summary: Option<String>,
+    /// The nearest ancestor in the observation (unnamed layout containers are left out).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parent: Option<String>,
-    pub depth: u32,
 }
 
 /// A window capture in window-relative logical pixels.

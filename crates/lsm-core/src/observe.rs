@@ -10,6 +10,7 @@ use crate::model::{is_secret, Query};
 use crate::model::{Element, RawElement};
 use crate::space::Space;
 use crate::state::ElementRef;
+use crate::states::{element_states, is_bare_container};
 use crate::text::clean_elements;
 use std::collections::HashMap;
 
@@ -26,12 +27,16 @@ pub struct Numbered {
     pub matched: Option<usize>,
     /// The JSON byte budget cut the list short.
     pub over_budget: bool,
+    /// Unnamed layout containers left out ([`is_bare_container`]).
+    pub folded: usize,
 }
 
 /// Cleans the walk's text ([`clean_elements`]), names each element by `ids` (aligned with `raw`:
-/// see [`crate::ids::ElementIds`]; a query does not change them), moves bounds into `space`, keeps
-/// the query's matches and all their ancestors, and stops at `byte_budget` bytes of element
-/// JSON. Parents precede their children in `raw`.
+/// see [`crate::ids::ElementIds`]; a query does not change them), moves bounds into `space`,
+/// keeps the query's matches and all their ancestors, leaves out unnamed layout containers
+/// (their children's parent is the nearest ancestor kept) and what is at its usual value (see
+/// [`Element`]), and stops at `byte_budget` bytes of element JSON. Parents precede their
+/// children in `raw`.
 pub fn number_elements(
     mut raw: Vec<RawElement>,
     ids: &[String],
@@ -63,14 +68,22 @@ pub fn number_elements(
         }
         keep
     });
-    let matched = query.map(|q| raw.iter().filter(|e| q.matches(e)).count());
+    let matches: Vec<bool> = match query {
+        Some(q) => raw.iter().map(|e| q.matches(e)).collect(),
+        None => vec![false; raw.len()],
+    };
     let mut out = Numbered {
-        matched,
+        matched: query.map(|_| matches.iter().filter(|&&m| m).count()),
         ..Numbered::default()
     };
+    // Per raw element: the id its children name as their parent (its own, or, when it was
+    // left out, its parent's).
+    let mut parent_id: Vec<Option<String>> = Vec::with_capacity(raw.len());
     let mut bytes = 0usize;
     for (i, r) in raw.into_iter().enumerate() {
+        let parent = r.parent.and_then(|p| parent_id.get(p).cloned().flatten());
         if keep.as_ref().is_some_and(|k| !k[i]) {
+            parent_id.push(parent);
             continue;
         }
         let Some(id) = ids.get(i).cloned() else {
@@ -83,14 +96,19 @@ pub fn number_elements(
             name: r.name.clone(),
             description: r.description,
             // Secrets never leave the machine, not even their length.
-            value: if secret { None } else { r.value },
-            states: r.states.clone(),
+            value: r.value.filter(|v| !secret && *v != r.name),
+            states: element_states(&r.role, &r.states),
             actions: r.actions.clone(),
             bounds: r.bounds.map(|b| space.rect_to_space(b)),
             summary: r.summary.clone(),
-            parent: r.parent.and_then(|p| ids.get(p).cloned()),
-            depth: r.depth,
+            parent: parent.clone(),
         };
+        if is_bare_container(&el) && !matches[i] {
+            out.folded += 1;
+            parent_id.push(parent);
+            continue;
+        }
+        parent_id.push(Some(id.clone()));
         bytes += serde_json::to_vec(&el).map(|v| v.len() + 1).unwrap_or(0);
         if bytes > byte_budget {
             out.over_budget = true;
@@ -228,17 +246,19 @@ mod tests {
         let q = Query::parse("  PRESS ", 256).expect("query");
         let n = numbered(Some(&q), 1 << 20);
         let ids: Vec<&str> = n.elements.iter().map(|e| e.id.as_str()).collect();
-        // "Press me" by name, "Name entry" by value; their ancestors e0, e1, e3.
-        assert_eq!(ids, ["e0", "e1", "e2", "e3", "e6"]);
+        // "Press me" by name, "Name entry" by value; their ancestors e0 and e3 (e1 is an
+        // unnamed panel, left out).
+        assert_eq!(ids, ["e0", "e2", "e3", "e6"]);
         assert_eq!(n.matched, Some(2));
         let mut keys: Vec<&str> = n.refs.keys().map(String::as_str).collect();
         keys.sort();
         assert_eq!(
             keys,
-            ["e0", "e1", "e2", "e3", "e6"],
+            ["e0", "e2", "e3", "e6"],
             "only returned elements are actionable"
         );
-        assert_eq!(n.elements[4].parent.as_deref(), Some("e3"));
+        assert_eq!(n.elements[3].parent.as_deref(), Some("e3"));
+        assert_eq!(n.elements[1].parent.as_deref(), Some("e0"));
     }
 
     #[test]
@@ -264,13 +284,13 @@ mod tests {
     #[test]
     fn without_query_all_elements_and_no_secret_values() {
         let n = numbered(None, 1 << 20);
-        assert_eq!(n.elements.len(), 7);
+        assert_eq!((n.elements.len(), n.folded), (6, 1));
         assert_eq!(n.matched, None);
-        assert_eq!(n.elements[5].value, None);
-        assert_eq!(n.elements[6].value.as_deref(), Some("Alice Press"));
+        assert_eq!(n.elements[4].value, None);
+        assert_eq!(n.elements[5].value.as_deref(), Some("Alice Press"));
         // The byte budget cuts in document order, so parents stay before children.
-        let small = numbered(None, 300);
-        assert!(small.over_budget && !small.elements.is_empty() && small.elements.len() < 7);
+        let small = numbered(None, 200);
+        assert!(small.over_budget && !small.elements.is_empty() && small.elements.len() < 6);
         assert_eq!(small.refs.len(), small.elements.len());
     }
 
@@ -279,8 +299,43 @@ mod tests {
         let space = Space::for_window(600, 500, 300);
         let n = number_elements(tree(), &positions(), &space, None, 1 << 20);
         assert_eq!(n.elements[0].bounds, Some(Rect::new(0, 0, 300, 250)));
-        assert_eq!(n.elements[2].bounds, Some(Rect::new(5, 5, 50, 15)));
+        assert_eq!(n.elements[1].bounds, Some(Rect::new(5, 5, 50, 15)));
         assert_eq!(n.refs["e2"].bounds, Some(Rect::new(10, 10, 100, 30)));
+    }
+
+    #[test]
+    fn what_carries_nothing_is_left_out() {
+        let mut raw = tree();
+        for e in &mut raw {
+            e.states = ["enabled", "sensitive", "showing", "visible", "focusable"]
+                .map(String::from)
+                .to_vec();
+        }
+        raw[2].value = Some("Press me".into());
+        raw[4].states.push("checked".into());
+        let n = number_elements(raw, &positions(), &Space::identity(600, 500), None, 1 << 20);
+        let by_id = |id: &str| n.elements.iter().find(|e| e.id == id).expect(id);
+        assert!(
+            !n.refs.contains_key("e1"),
+            "the unnamed panel is left out and not actionable"
+        );
+        assert_eq!(by_id("e2").parent.as_deref(), Some("e0"));
+        assert_eq!(by_id("e2").value, None, "a value equal to the name");
+        assert!(by_id("e2").states.is_empty());
+        assert_eq!(by_id("e4").states, ["checked"]);
+        assert_eq!(by_id("e6").states, ["read_only"]);
+        assert_eq!(
+            n.refs["e4"].states.len(),
+            6,
+            "the backend's states stay for re-checks"
+        );
+        let json = serde_json::to_string(by_id("e2")).expect("json");
+        assert_eq!(
+            json,
+            r#"{"id":"e2","role":"push_button","name":"Press me","bounds":[10,10,100,30],"parent":"e0"}"#
+        );
+        let back: Element = serde_json::from_str(&json).expect("round trip");
+        assert_eq!(&back, by_id("e2"));
     }
 
     fn uniform(img: &RgbaImage, r: Rect) -> bool {

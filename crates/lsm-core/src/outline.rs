@@ -3,6 +3,7 @@
 use crate::geometry::Rect;
 use crate::model::{Element, WindowInfo};
 use crate::output::{ActionOutput, ListOutput, StateOutput};
+use crate::states::notable_states;
 use std::collections::HashMap;
 use std::fmt::Write;
 
@@ -82,74 +83,6 @@ pub fn list_text(out: &ListOutput) -> String {
     s
 }
 
-/// States worth a model's attention; the rest are noise in an outline.
-const NOTABLE_STATES: &[&str] = &[
-    "focused",
-    "checked",
-    "pressed",
-    "selected",
-    "expanded",
-    "collapsed",
-    "indeterminate",
-    "editable",
-    "read_only",
-    "multi_line",
-    // lsm's own: in the part of the window beyond the screen edge, out of a pointer's reach.
-    "off_screen",
-];
-
-/// Structural roles that carry nothing for a model when unnamed: the outline folds them away
-/// and lifts their children (the structured `elements` keep them).
-const FOLDABLE_ROLES: &[&str] = &[
-    "panel",
-    "filler",
-    "section",
-    "grouping",
-    "viewport",
-    "layered_pane",
-    "root_pane",
-    "glass_pane",
-];
-
-/// Roles that are editable unless said otherwise: the outline marks only the exception.
-fn editable_role(role: &str) -> bool {
-    matches!(role, "text" | "password_text" | "entry" | "spin_button")
-}
-
-fn notable_states(e: &Element) -> Vec<&str> {
-    let has = |s: &str| e.states.iter().any(|x| x == s);
-    let editable = has("editable");
-    let texty = editable_role(&e.role);
-    let mut out: Vec<&str> = e
-        .states
-        .iter()
-        .map(String::as_str)
-        .filter(|s| NOTABLE_STATES.contains(s))
-        // "editable" is the rule for entries; "multi_line" matters only where one types.
-        .filter(|s| match *s {
-            "editable" => !texty,
-            "multi_line" => editable,
-            _ => true,
-        })
-        .collect();
-    if texty && !editable && !e.states.is_empty() && !has("read_only") {
-        out.push("read_only");
-    }
-    if !e.states.is_empty() && !has("sensitive") && !has("enabled") {
-        out.push("disabled");
-    }
-    out
-}
-
-/// Whether the outline folds this element away (its children are shown one level up).
-fn foldable(e: &Element) -> bool {
-    FOLDABLE_ROLES.contains(&e.role.as_str())
-        && e.name.trim().is_empty()
-        && e.actions.is_empty()
-        && e.value.as_deref().is_none_or(str::is_empty)
-        && notable_states(e).is_empty()
-}
-
 fn element_line(line: &mut String, e: &Element, depth: usize, parent_bounds: Option<Rect>) {
     for _ in 0..depth {
         line.push(' ');
@@ -184,34 +117,25 @@ fn element_line(line: &mut String, e: &Element, depth: usize, parent_bounds: Opt
     line.push('\n');
 }
 
-/// The element lines of an outline, and how many unnamed containers were folded away.
+/// The element lines of an outline.
 ///
-/// One line per element, in walk order, indented one space per shown ancestor:
+/// One line per element, in walk order, indented one space per ancestor in the observation:
 /// `ID ROLE ["NAME"] [value=VALUE] [[STATE,...]] [@X,Y WxH] [(SUMMARY)]`. Bounds are omitted when they
-/// equal those of the nearest shown ancestor; `@-` means no on-screen area. Unnamed
-/// panel/filler-like containers without actions, value or notable state are folded: not
-/// printed, their children lifted (their ids stay valid in the structured elements).
-pub fn elements_outline(elements: &[Element]) -> (String, usize) {
+/// equal those of the parent; `@-` means no on-screen area.
+pub fn elements_outline(elements: &[Element]) -> String {
     // id -> (outline depth of its children, bounds its children compare against)
     let mut seen: HashMap<&str, (usize, Option<Rect>)> = HashMap::with_capacity(elements.len());
     let mut out = String::with_capacity(elements.len() * 40);
-    let mut folded = 0;
     for e in elements {
         let (depth, parent_bounds) = e
             .parent
             .as_deref()
             .and_then(|p| seen.get(p).copied())
             .unwrap_or((0, None));
-        if foldable(e) {
-            folded += 1;
-            // Children take this element's place; they still compare with the shown ancestor.
-            seen.insert(&e.id, (depth, parent_bounds));
-            continue;
-        }
         element_line(&mut out, e, depth, parent_bounds);
         seen.insert(&e.id, (depth + 1, e.bounds));
     }
-    (out, folded)
+    out
 }
 
 pub fn state_text(out: &StateOutput) -> String {
@@ -253,13 +177,14 @@ pub fn state_text(out: &StateOutput) -> String {
             quote(q, 80)
         );
     }
-    let (lines, folded) = elements_outline(&out.elements);
+    let lines = elements_outline(&out.elements);
+    let folded = out.folded;
     let _ = write!(s, "{} element(s)", out.element_count);
     if out.truncated {
         s.push_str(" (truncated)");
     }
     if folded > 0 {
-        let _ = write!(s, ", {folded} unnamed container(s) folded");
+        let _ = write!(s, ", {folded} unnamed layout container(s) left out");
     }
     if !out.elements.is_empty() {
         s.push_str("; id role \"name\" value= [states] @x,y wxh (no @: same box as parent):");
@@ -391,7 +316,7 @@ pub fn changes_text(c: &crate::changes::Changes) -> String {
         t.push_str(&format!("\n - removed {}", c.removed.join(" ")));
     }
     if !c.added.is_empty() {
-        let (outline, _) = elements_outline(&c.added);
+        let outline = elements_outline(&c.added);
         t.push_str("\n + added:\n");
         t.push_str(outline.trim_end());
     }
@@ -401,28 +326,41 @@ pub fn changes_text(c: &crate::changes::Changes) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::states::element_states;
 
     struct Tree(Vec<Element>);
 
     impl Tree {
-        /// Adds an element under `parent` (an index) and returns its index.
+        /// Adds an element under `parent` (an index) and returns its index. Its states are as
+        /// an observation gives them (`element_states`) of a usable, shown element.
         fn add(&mut self, parent: Option<usize>, role: &str, name: &str, bounds: Option<Rect>) -> usize {
+            self.add_with(parent, role, name, bounds, &[])
+        }
+        fn add_with(
+            &mut self,
+            parent: Option<usize>,
+            role: &str,
+            name: &str,
+            bounds: Option<Rect>,
+            states: &[&str],
+        ) -> usize {
             let i = self.0.len();
-            let depth = parent.map_or(0, |p| self.0[p].depth + 1);
+            let raw: Vec<String> = ["enabled", "sensitive", "showing", "visible"]
+                .iter()
+                .chain(states)
+                .map(|s| s.to_string())
+                .collect();
             self.0.push(Element {
                 id: format!("e{i}"),
                 role: role.into(),
                 name: name.into(),
                 description: String::new(),
                 value: None,
-                states: ["enabled", "sensitive", "showing", "visible"]
-                    .map(String::from)
-                    .to_vec(),
+                states: element_states(role, &raw),
                 actions: vec![],
                 bounds,
                 summary: None,
                 parent: parent.map(|p| format!("e{p}")),
-                depth,
             });
             i
         }
@@ -439,42 +377,44 @@ mod tests {
     fn outline_lines_follow_the_format() {
         let mut t = Tree(vec![]);
         let frame = t.add(None, "frame", "lsm test app", r(0, 0, 600, 511));
-        let filler = t.add(Some(frame), "filler", "", r(0, 0, 600, 511));
-        let grid = t.add(Some(filler), "panel", "", r(10, 10, 580, 491));
-        let check = t.add(Some(grid), "check_box", "Enable feature", r(10, 10, 284, 22));
-        t.with(check, |e| {
-            e.states.push("checked".into());
-            e.actions = vec!["click".into()];
-        });
-        let entry = t.add(Some(grid), "text", "Name entry", r(10, 80, 284, 34));
-        t.with(entry, |e| {
-            e.value = Some("hello \"you\"".into());
-            e.states.push("focused".into());
-            e.states.push("editable".into());
-        });
-        let slider = t.add(Some(grid), "slider", "Volume", r(10, 120, 284, 20));
+        let check = t.add_with(
+            Some(frame),
+            "check_box",
+            "Enable feature",
+            r(10, 10, 284, 22),
+            &["checked"],
+        );
+        t.with(check, |e| e.actions = vec!["click".into()]);
+        let entry = t.add_with(
+            Some(frame),
+            "text",
+            "Name entry",
+            r(10, 80, 284, 34),
+            &["focused", "editable"],
+        );
+        t.with(entry, |e| e.value = Some("hello \"you\"".into()));
+        let slider = t.add(Some(frame), "slider", "Volume", r(10, 120, 284, 20));
         t.with(slider, |e| e.value = Some("37".into()));
-        let named = t.add(Some(grid), "panel", "Settings", r(300, 10, 290, 200));
-        let label = t.add(Some(named), "label", "Same box", r(300, 10, 290, 200));
+        let named = t.add(Some(frame), "panel", "Settings", r(300, 10, 290, 200));
+        t.add(Some(named), "label", "Same box", r(300, 10, 290, 200));
         let off = t.add(Some(named), "push_button", "Hidden", None);
-        t.with(off, |e| e.states = vec!["visible".into()]);
-        let table = t.add(Some(grid), "table", "Items", r(10, 220, 580, 280));
+        t.with(off, |e| {
+            e.states = element_states("push_button", &["visible".into()])
+        });
+        let table = t.add(Some(frame), "table", "Items", r(10, 220, 580, 280));
         t.with(table, |e| {
             e.summary = Some("10000 rows × 2 columns; rows 0-15 read".into())
         });
-        let _ = label;
-        let (text, folded) = elements_outline(&t.0);
-        assert_eq!(folded, 2);
         assert_eq!(
-            text,
+            elements_outline(&t.0),
             "e0 frame \"lsm test app\" @0,0 600x511\n\
-             \x20e3 check_box \"Enable feature\" [checked] @10,10 284x22\n\
-             \x20e4 text \"Name entry\" value=\"hello \\\"you\\\"\" [focused] @10,80 284x34\n\
-             \x20e5 slider \"Volume\" value=37 @10,120 284x20\n\
-             \x20e6 panel \"Settings\" @300,10 290x200\n\
-             \x20\x20e7 label \"Same box\"\n\
-             \x20\x20e8 push_button \"Hidden\" [disabled] @-\n\
-             \x20e9 table \"Items\" @10,220 580x280 (10000 rows × 2 columns; rows 0-15 read)\n"
+             \x20e1 check_box \"Enable feature\" [checked] @10,10 284x22\n\
+             \x20e2 text \"Name entry\" value=\"hello \\\"you\\\"\" [focused] @10,80 284x34\n\
+             \x20e3 slider \"Volume\" value=37 @10,120 284x20\n\
+             \x20e4 panel \"Settings\" @300,10 290x200\n\
+             \x20\x20e5 label \"Same box\"\n\
+             \x20\x20e6 push_button \"Hidden\" [disabled] @-\n\
+             \x20e7 table \"Items\" @10,220 580x280 (10000 rows × 2 columns; rows 0-15 read)\n"
         );
     }
 
@@ -492,51 +432,38 @@ mod tests {
     }
 
     #[test]
-    fn folded_containers_pass_the_shown_ancestors_box_down() {
-        let mut t = Tree(vec![]);
-        let frame = t.add(None, "frame", "w", r(0, 0, 100, 100));
-        // Same box as the frame but folded: its child compares with the frame.
-        let panel = t.add(Some(frame), "panel", "", r(0, 0, 50, 50));
-        t.add(Some(panel), "label", "a", r(0, 0, 100, 100));
-        t.add(Some(panel), "label", "b", r(0, 0, 50, 50));
-        let (text, _) = elements_outline(&t.0);
-        assert_eq!(
-            text,
-            "e0 frame \"w\" @0,0 100x100\n e2 label \"a\"\n e3 label \"b\" @0,0 50x50\n"
-        );
-    }
-
-    #[test]
     fn states_show_only_what_is_not_the_rule() {
         let mut t = Tree(vec![]);
         let frame = t.add(None, "frame", "w", r(0, 0, 100, 100));
-        let label = t.add(Some(frame), "label", "Status", r(0, 0, 10, 10));
-        t.with(label, |e| e.states.push("multi_line".into()));
-        let view = t.add(Some(frame), "text", "Log", r(0, 10, 10, 10));
-        t.with(view, |e| e.states.push("multi_line".into()));
-        let area = t.add(Some(frame), "text", "Notes", r(0, 20, 10, 10));
-        t.with(area, |e| {
-            e.states.extend(["multi_line".into(), "editable".into()])
-        });
-        let toggle = t.add(Some(frame), "label", "Editable label", r(0, 30, 10, 10));
-        t.with(toggle, |e| e.states.push("editable".into()));
-        let (text, _) = elements_outline(&t.0);
+        t.add_with(Some(frame), "label", "Status", r(0, 0, 10, 10), &["multi_line"]);
+        t.add_with(Some(frame), "text", "Log", r(0, 10, 10, 10), &["multi_line"]);
+        t.add_with(
+            Some(frame),
+            "text",
+            "Notes",
+            r(0, 20, 10, 10),
+            &["multi_line", "editable"],
+        );
+        t.add_with(
+            Some(frame),
+            "label",
+            "Editable label",
+            r(0, 30, 10, 10),
+            &["editable"],
+        );
         assert_eq!(
-            text,
+            elements_outline(&t.0),
             "e0 frame \"w\" @0,0 100x100\n e1 label \"Status\" @0,0 10x10\n e2 text \"Log\" [read_only] @0,10 10x10\n \
              e3 text \"Notes\" [multi_line] @0,20 10x10\n e4 label \"Editable label\" [editable] @0,30 10x10\n"
         );
     }
 
-    /// A GTK-like window: nested unnamed boxes, a list of rows of cells, menus without area.
+    /// A GTK-like window as an observation gives it: a menu bar, columns of controls, lists of
+    /// rows of cells, menus without area.
     fn big_tree() -> Vec<Element> {
         let mut t = Tree(vec![]);
         let frame = t.add(None, "frame", "GTK Widget Factory", r(0, 0, 1366, 741));
-        let mut parent = frame;
-        for _ in 0..4 {
-            parent = t.add(Some(parent), "filler", "", r(0, 0, 1366, 741));
-        }
-        let bar = t.add(Some(parent), "menu_bar", "", r(0, 0, 1366, 30));
+        let bar = t.add(Some(frame), "menu_bar", "", r(0, 0, 1366, 30));
         for i in 0..6 {
             let m = t.add(Some(bar), "menu", &format!("Menu {i}"), r(i * 60, 0, 60, 30));
             t.with(m, |e| e.actions = vec!["click".into()]);
@@ -546,22 +473,17 @@ mod tests {
             }
         }
         for col in 0..3 {
-            let panel = t.add(Some(parent), "panel", "", r(col * 450, 40, 440, 700));
-            let inner = t.add(Some(panel), "panel", "", r(col * 450, 40, 440, 700));
+            let scroll = t.add(Some(frame), "scroll_pane", "", r(col * 450 + 220, 50, 210, 400));
             for k in 0..12 {
                 let role = ["push_button", "check_box", "radio_button", "toggle_button"][k % 4];
                 let b = t.add(
-                    Some(inner),
+                    Some(frame),
                     role,
                     &format!("Option {col}-{k}"),
                     r(col * 450 + 10, 50 + k as i32 * 30, 200, 26),
                 );
-                t.with(b, |e| {
-                    e.actions = vec!["click".into()];
-                    e.states.extend(["focusable".into(), "checkable".into()]);
-                });
+                t.with(b, |e| e.actions = vec!["click".into()]);
             }
-            let scroll = t.add(Some(inner), "scroll_pane", "", r(col * 450 + 220, 50, 210, 400));
             let table = t.add(
                 Some(scroll),
                 "tree_table",
@@ -575,29 +497,27 @@ mod tests {
                     &format!("Row {row}"),
                     r(col * 450 + 220, 50 + row * 20, 210, 20),
                 );
-                t.with(c, |e| {
-                    e.states.extend(["selectable".into(), "transient".into()]);
-                    e.actions = vec!["activate".into()];
-                });
+                t.with(c, |e| e.actions = vec!["activate".into()]);
             }
-            let e = t.add(Some(inner), "text", "Entry", r(col * 450 + 10, 460, 420, 30));
-            t.with(e, |e| {
-                e.value = Some("some text".into());
-                e.states
-                    .extend(["editable".into(), "focusable".into(), "single_line".into()]);
-            });
+            let e = t.add_with(
+                Some(frame),
+                "text",
+                "Entry",
+                r(col * 450 + 10, 460, 420, 30),
+                &["editable"],
+            );
+            t.with(e, |e| e.value = Some("some text".into()));
         }
         t.0
     }
 
     #[test]
-    fn outline_is_under_a_third_of_the_element_json() {
+    fn outline_is_under_half_of_the_element_json() {
         let elements = big_tree();
         let json = serde_json::to_vec(&elements).expect("json").len();
-        let (text, folded) = elements_outline(&elements);
-        assert!(folded >= 10);
+        let text = elements_outline(&elements);
         assert!(
-            text.len() * 3 < json,
+            text.len() * 2 < json,
             "outline {} bytes vs JSON {} bytes:\n{text}",
             text.len(),
             json

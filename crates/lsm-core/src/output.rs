@@ -112,6 +112,10 @@ pub struct StateOutput {
     pub elements: Vec<Element>,
     /// Elements returned (with a query: the matches and their ancestors).
     pub element_count: usize,
+    /// Unnamed layout containers (panels, fillers... without name, action, value or notable
+    /// state) left out; their children's `parent` is the nearest ancestor returned.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub folded: usize,
     /// The query this observation was filtered by.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub query: Option<String>,

@@ -412,6 +412,7 @@ impl LocalGui {
             window,
             coordinate_space,
             element_count: numbered.elements.len(),
+            folded: numbered.folded,
             elements: numbered.elements,
             query: query.is_some().then(|| request.query.clone()).flatten(),
             matched: numbered.matched,

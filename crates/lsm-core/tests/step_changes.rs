@@ -76,7 +76,11 @@ fn el(key: &str, role: &str, name: &str, states: &[&str], parent: Option<usize>)
         name: name.into(),
         description: String::new(),
         value: None,
-        states: states.iter().map(|s| s.to_string()).collect(),
+        states: ["enabled", "sensitive", "showing", "visible"]
+            .iter()
+            .chain(states)
+            .map(|s| s.to_string())
+            .collect(),
         actions: vec!["click".into()],
         bounds: Some(Rect::new(1, 1, 10, 10)),
         summary: None,
