@@ -78,9 +78,9 @@ def find(elements: list[dict], name: str, role: str | None = None) -> dict:
     """The first element of that name (and role) that takes input (gtk3-widget-factory also shows
     disabled copies of its controls)."""
     for e in elements:
-        if e["name"] == name and (role is None or e["role"] == role) and "sensitive" in e.get("states", []):
+        if e.get("name", "") == name and (role is None or e["role"] == role) and "disabled" not in e.get("states", []):
             return e
-    raise AssertionError(f"no element {name!r} among {[e['name'] for e in elements][:60]}")
+    raise AssertionError(f"no element {name!r} among {[e.get('name', '') for e in elements][:60]}")
 
 
 def steps(tag: str):

@@ -29,7 +29,7 @@ sys.path.insert(0, str(REPO / "bench"))
 sys.path.insert(0, str(REPO / "tests" / "lib"))
 
 import run as x11bench  # noqa: E402  (the peers and the lean MCP client are shared)
-from lsm_mcp import image_bytes, parse_env  # noqa: E402
+from lsm_mcp import image_bytes, parse_env, rect  # noqa: E402
 from wl_shell import shell_window  # noqa: E402
 
 BED = REPO / "tests" / "bed" / "wayland.sh"
@@ -149,11 +149,11 @@ def click_lines(s, env: dict, win: dict, runs: int, events) -> dict:
     def state():
         r, _ = x11bench.call(s, "gui_state", {"window_id": wid, "screenshot": False})
         sc = r.structured_content
-        btn = next(e for e in sc["elements"] if e["name"] == "Press me" and e["role"] == "push_button")
+        btn = next(e for e in sc["elements"] if e.get("name", "") == "Press me" and e["role"] == "push_button")
         return sc, btn
 
     sc, btn = state()
-    b = btn["bounds"]
+    b = rect(btn)
     cx, cy = b["x"] + b["width"] // 2, b["y"] + b["height"] // 2
     truth = shell_window(pid=win["pid"])
     dx, dy = truth["frame"]["x"] - truth["buffer"]["x"], truth["frame"]["y"] - truth["buffer"]["y"]

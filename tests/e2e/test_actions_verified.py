@@ -39,12 +39,12 @@ def observe_until(lsm, win, pred, what, timeout=20.0, **kw):
             return st, found
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out waiting for {what}; elements: "
-                                 f"{[(e['role'], e['name']) for e in st['elements']][:80]}")
+                                 f"{[(e['role'], e.get('name', '')) for e in st['elements']][:80]}")
         time.sleep(0.3)
 
 
 def by_name(st, name, roles):
-    found = [e for e in st["elements"] if e["name"] == name and e["role"] in roles]
+    found = [e for e in st["elements"] if e.get("name", "") == name and e["role"] in roles]
     return found[0] if found else None
 
 

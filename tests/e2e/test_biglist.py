@@ -12,7 +12,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "lib"))
 
 import pytest  # noqa: E402
-from gui_flow import act, element, find_window, observe, wait_for  # noqa: E402
+from gui_flow import act, box, rect, element, find_window, observe, wait_for  # noqa: E402
 from lsm_fixtures import *  # noqa: E402,F401,F403
 
 TITLE = "lsm big list"
@@ -36,7 +36,7 @@ def items(state: dict) -> dict[int, dict]:
     """The "Item N" cells of an observation by row number."""
     out = {}
     for e in state["elements"]:
-        m = re.fullmatch(r"Item (\d+)", e["name"])
+        m = re.fullmatch(r"Item (\d+)", e.get("name", ""))
         if m and e["role"] == "table_cell":
             out[int(m.group(1))] = e
     return out
@@ -66,16 +66,16 @@ def test_big_list_observe_act_scroll(lsm, biglist, probe):
     rows = items(st)
     for i in range(16):
         assert i in rows, f"Item {i} missing; rows read: {sorted(rows)}"
-        b = rows[i].get("bounds")
+        b = rect(rows[i]) if rows[i].get("bounds") else None
         assert b and b["width"] > 0 and b["height"] > 0, f"Item {i} has no bounds: {rows[i]}"
         assert 0 <= b["y"] < win["bounds"]["height"], f"Item {i} is outside the window: {b}"
     assert max(rows) < 40, f"rows far below the visible area were read: {sorted(rows)}"
-    numbers = [e for e in st["elements"] if e["role"] == "table_cell" and e["name"] == "0"]
+    numbers = [e for e in st["elements"] if e["role"] == "table_cell" and e.get("name", "") == "0"]
     assert numbers, "the Number column of row 0 is missing"
     table = element(st, "Items", "table")
     assert f"{ROWS} rows" in table.get("summary", ""), table
     # Rows come in order, top to bottom.
-    ys = [rows[i]["bounds"]["y"] for i in range(16)]
+    ys = [box(rows[i])[1] for i in range(16)]
     assert ys == sorted(ys), ys
 
     # 2. Right after: click "Ping" by element id; the label counts it.

@@ -86,7 +86,7 @@ def test_writer_push_buttons_have_no_value_0(s, writer):
     st, text = observe(s, win)
     buttons = [e for e in st["elements"] if e["role"] in ("push_button", "toggle_button", "separator")]
     assert len(buttons) >= 20, f"only {len(buttons)} buttons seen in Writer"
-    with_value = [(e["id"], e["name"], e.get("value")) for e in buttons if "value" in e]
+    with_value = [(e["id"], e.get("name", ""), e.get("value")) for e in buttons if "value" in e]
     lines = outline_lines(text)
     print(f"\n{len(buttons)} buttons/separators, {len(with_value)} with a value")
     assert not with_value, with_value[:10]
@@ -139,7 +139,7 @@ def test_firefox_lines_have_no_object_placeholders(s, firefox):
     bad = [(e["id"], e["role"], texts(e)) for e in st["elements"] if any(OBJ in t for t in texts(e))]
     assert not bad, bad
     assert OBJ not in text
-    lines = [e for e in st["elements"] if "Status" in (e.get("value") or e["name"])]
+    lines = [e for e in st["elements"] if "Status" in (e.get("value") or e.get("name", ""))]
     assert lines, [texts(e) for e in st["elements"]][:40]
     shown = lines[0].get("value") or lines[0]["name"]
     print(f"\nline with an image and a link: {shown!r}")
@@ -182,16 +182,16 @@ def test_gtk4_names_are_not_class_names_or_doubled(s):
     st, text = observe(s, win)
     els = st["elements"]
     by_id = {e["id"]: e for e in els}
-    classy = [(e["id"], e["name"]) for e in els if re.fullmatch(r"(Gtk|Adw)[A-Z]\w*", e["name"])]
+    classy = [(e["id"], e.get("name", "")) for e in els if re.fullmatch(r"(Gtk|Adw)[A-Z]\w*", e.get("name", ""))]
     assert not classy, classy
     assert not re.search(r'"(Gtk|Adw)[A-Z]\w*"', text)
     doubled = []
     for e in els:
-        words = e["name"].split()
-        kids = {c["name"] for c in els if c.get("parent") == e["id"]}
+        words = e.get("name", "").split()
+        kids = {c.get("name", "") for c in els if c.get("parent") == e["id"]}
         half = " ".join(words[: len(words) // 2])
         if len(words) >= 2 and len(words) % 2 == 0 and half == " ".join(words[len(words) // 2:]) and half in kids:
-            doubled.append((e["id"], e["name"]))
+            doubled.append((e["id"], e.get("name", "")))
     assert not doubled, doubled
     assert len(by_id) > 100
 
@@ -237,7 +237,7 @@ def test_one_focused_element(s):
                                      "actions": [{"type": "key", "keys": keys}, {"type": "wait", "seconds": 0.3}]})
         st, text = observe(s, dialog)
         focused = [e for e in st["elements"] if "focused" in e.get("states", [])]
-        print(f"\nmodal dialog: focused {[(e['id'], e['role'], e['name']) for e in focused]}")
+        print(f"\nmodal dialog: focused {[(e['id'], e['role'], e.get('name', '')) for e in focused]}")
         assert len(focused) <= 1, focused
         assert len(re.findall(r"\[[^\]]*focused", text)) == len(focused), text
         truth = run_probe(pid=pid, find="", match="contains", all=True, extents=False) or []

@@ -123,7 +123,7 @@ def test_the_listed_worker_is_usable(rig):
     win = [w for w in out["windows"] if w["title"] == TITLE]
     assert win, out["windows"]
     st = s.call_ok("gui_state", {"machine": "desk", "window_id": win[0]["window_id"], "screenshot": False})
-    pressed = [e for e in st["elements"] if e["name"].startswith("Pressed:")]
+    pressed = [e for e in st["elements"] if e.get("name", "").startswith("Pressed:")]
     # Ground truth from that worker's own AT-SPI bus.
     truth = probe_label(rig.desk_env, "Pressed:")
     assert pressed and pressed[0]["name"] == truth, (pressed, truth)

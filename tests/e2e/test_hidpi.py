@@ -11,7 +11,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "lib"))
 
 import pytest  # noqa: E402
 from conftest import parse_env  # noqa: E402
-from gui_flow import act, element, find_window, observe, wait_for  # noqa: E402
+from gui_flow import act, element, find_window, observe, rect, wait_for  # noqa: E402
 from lsm_fixtures import *  # noqa: E402,F401,F403
 from png_rgba import decode, pixel  # noqa: E402
 
@@ -73,7 +73,7 @@ def test_scale_2_observation_is_in_logical_pixels(hidpi, lsm_factory, probe):
     width, height, rows = decode(image_bytes(res))  # noqa: F405
     assert (width, height) == (space["width"], space["height"]), "one image pixel per logical pixel"
     # The element bounds agree with the image: "Press me" lies inside the window, logically.
-    press = element(st, "Press me")["bounds"]
+    press = rect(element(st, "Press me"))
     assert press["x"] + press["width"] <= space["width"] and press["y"] + press["height"] <= space["height"]
     # Read the top click area ("Double-click here") off the screenshot and click inside it.
     area = [(x, y) for y in range(height) for x in range(width)

@@ -19,7 +19,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "lib"))
 
 import pytest  # noqa: E402
-from gui_flow import act, act_raw, center, element, find_window, observe, wait_for  # noqa: E402
+from gui_flow import act, act_raw, box, center, element, find_window, observe, rect, wait_for  # noqa: E402
 from lsm_fixtures import *  # noqa: E402,F401,F403
 from png_rgba import decode as decode_png  # noqa: E402
 
@@ -203,7 +203,7 @@ def test_cap_scales_the_whole_observation(lsm_factory, probe):
     # Element bounds are the AT-SPI extents scaled (rounded outward: at most a unit of slack).
     sx, sy = space["width"] / lw, space["height"] / lh
     for name in ("Double-click here", "Press me", "Volume"):
-        b = element(st, name)["bounds"]
+        b = rect(element(st, name))
         x, y, w, h = window_relative(probe(find=name)["extents"], win)
         want = (x * sx, y * sy, (x + w) * sx, (y + h) * sy)
         got = (b["x"], b["y"], b["x"] + b["width"], b["y"] + b["height"])
@@ -269,10 +269,10 @@ def test_password_field_is_one_colour_and_its_value_absent(app, probe):
     assert st["screenshot"]["redacted"] >= 1
     mime, png = image_block(res)
     assert mime == "image/png"
-    flat = assert_flat(png, field["bounds"])
+    flat = assert_flat(png, rect(field))
     # Other controls keep their pixels (the name entry is not painted with the same colour).
     width, height, rows = decode_png(png)
-    entry = element(st, "Name entry")["bounds"]
+    entry = rect(element(st, "Name entry"))
     colours = {rows[y][x * 4:x * 4 + 4] for y in range(entry["y"], entry["y"] + entry["height"])
                for x in range(entry["x"], entry["x"] + entry["width"])}
     assert len(colours) > 1 or tuple(next(iter(colours))) != flat
@@ -280,7 +280,7 @@ def test_password_field_is_one_colour_and_its_value_absent(app, probe):
     res = s.call("gui_state", {"window_id": win["window_id"], "include_elements": False})
     st2 = s.ok(res)
     assert st2["elements"] == [] and st2["screenshot"]["redacted"] >= 1
-    assert_flat(image_block(res)[1], field["bounds"])
+    assert_flat(image_block(res)[1], rect(field))
     # Leave the field empty for other tests.
     st = observe(s, win)
     act(s, st, [{"type": "click", "element_id": element(st, "Password")["id"]}, {"type": "key", "keys": "ctrl+a"},
@@ -294,7 +294,7 @@ def test_password_field_is_painted_in_a_capped_observation(lsm_factory, probe):
     res = s.call("gui_state", {"window_id": win["window_id"]})
     st = s.ok(res)
     assert st["coordinate_space"]["width"] == 400
-    assert_flat(image_block(res)[1], element(st, "Password")["bounds"])
+    assert_flat(image_block(res)[1], rect(element(st, "Password")))
     st = observe(s, win)
     act(s, st, [{"type": "click", "element_id": element(st, "Password")["id"]}, {"type": "key", "keys": "ctrl+a"},
                 {"type": "key", "keys": "BackSpace"}])
@@ -319,17 +319,18 @@ def test_hidden_subtrees_are_counted_and_walked_only_when_asked(lsm):
     w, h = win["bounds"]["width"], win["bounds"]["height"]
 
     def on_screen(e):
-        b = e.get("bounds")
-        return (b is not None and "visible" in e.get("states", []) and b["x"] < w and b["y"] < h
-                and b["x"] + b["width"] > 0 and b["y"] + b["height"] > 0)
+        if not e.get("bounds") or "hidden" in e.get("states", []):
+            return False
+        x, y, bw, bh = box(e)
+        return x < w and y < h and x + bw > 0 and y + bh > 0
 
-    key = lambda e: (e["role"], e["name"])  # noqa: E731
+    key = lambda e: (e["role"], e.get("name", ""))  # noqa: E731
     seen = {key(e) for e in shown["elements"]}
     extra = [e for e in everything["elements"] if key(e) not in seen]
     assert extra, "include_hidden added nothing new"
     # Most of what only the full walk found is not on screen (hidden pages: not visible, or no area).
     hidden = [e for e in extra if not on_screen(e)]
-    assert len(hidden) >= len(extra) // 2, [(e["role"], e["name"], e.get("bounds"), e.get("states"))
+    assert len(hidden) >= len(extra) // 2, [(e["role"], e.get("name", ""), e.get("bounds"), e.get("states"))
                                              for e in extra[:20]]
     # The argument is a boolean.
     bad = lsm.call("gui_state", {"window_id": win["window_id"], "include_hidden": "yes"})

@@ -91,7 +91,7 @@ def test_observe_act_loop_on_each_machine(rig, machine):
     # The loop goes on: observe again, the label shows the new count.
     st2 = s.call_ok("gui_state", {"machine": machine, "window_id": win["window_id"], "screenshot": False,
                                   "query": "Pressed"})
-    assert any(e["name"] == f"Pressed: {before + 1}" for e in st2["elements"]), st2["elements"]
+    assert any(e.get("name", "") == f"Pressed: {before + 1}" for e in st2["elements"]), st2["elements"]
 
 
 def test_state_id_of_one_machine_is_refused_on_another(rig):

@@ -85,7 +85,7 @@ def test_an_old_id_works_only_while_the_current_observation_has_it(app):
     st = observe(s, win)
     opened = step(s, win["window_id"], st["state_id"],
                   [{"type": "right_click", "element_id": element(st, "Context area")["id"]}])
-    item = next(e for e in opened["changes"]["added"] if e["name"] == "Copy item")
+    item = next(e for e in opened["changes"]["added"] if e.get("name", "") == "Copy item")
     closed = step(s, win["window_id"], opened["state_id"], [{"type": "key", "keys": "Escape"}])
     assert item["id"] in closed["changes"]["removed"], closed["changes"]
     stale = s.call("gui_action", {"window_id": win["window_id"], "state_id": closed["state_id"],

@@ -94,7 +94,7 @@ def test_ids_stay_when_a_row_is_inserted_above(stepapp):
     st = observe(s, win)
     keep = {n: element(st, n)["id"] for n in ("Later", "Plain label", "Insert row", "Rows below")}
     out = step(s, st, "Insert row")
-    added = [e["name"] for e in out["changes"]["added"]]
+    added = [e.get("name", "") for e in out["changes"]["added"]]
     assert "Row 1" in added, out["changes"]
     assert probe(proc, "Row 1") is not None
     again = observe(s, win)

@@ -14,7 +14,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "lib"))
 
 import pytest  # noqa: E402
 from conftest import WEB, ensure_app, run_probe  # noqa: E402
-from gui_flow import act, find_window, observe, wait_for  # noqa: E402
+from gui_flow import act, box, rect, find_window, observe, wait_for  # noqa: E402
 from lsm_fixtures import *  # noqa: E402,F401,F403
 
 
@@ -29,7 +29,7 @@ def title_of(window_id: str) -> str:
 
 
 def named(state: dict, name: str, role: str | None = None) -> list[dict]:
-    return [e for e in state["elements"] if e["name"] == name and (role is None or e["role"] == role)]
+    return [e for e in state["elements"] if e.get("name", "") == name and (role is None or e["role"] == role)]
 
 
 def notes(state: dict) -> str:
@@ -65,8 +65,8 @@ def test_mousepad_text_view_is_observed(lsm):
     st = observe(lsm, win)
     texts = [e for e in st["elements"] if e["role"] == "text" and word in (e.get("value") or "")]
     print(f"mousepad: {st['element_count']} elements; notes: {notes(st)}")
-    assert texts, f"the text view is missing: {[(e['role'], e['name']) for e in st['elements']]}"
-    b = texts[0].get("bounds")
+    assert texts, f"the text view is missing: {[(e['role'], e.get('name', '')) for e in st['elements']]}"
+    b = rect(texts[0]) if texts[0].get("bounds") else None
     assert b and b["width"] > 100 and b["height"] > 100, texts[0]
     assert "multi_line" in texts[0]["states"], texts[0]
 
@@ -87,13 +87,13 @@ def test_calculator_header_bar_is_observed(lsm):
     win = find_window(lsm, app="gnome-calculator", timeout=30)
     st = observe(lsm, win)
     print(f"gnome-calculator: {st['element_count']} elements; notes: {notes(st)}")
-    names = {e["name"] for e in st["elements"]}
+    names = {e.get("name", "") for e in st["elements"]}
     for want in ("Undo", "Close", "Minimize"):
         assert want in names, f"{want!r} missing from {sorted(names)}"
-    assert any(e["name"] in ("Basic", "Advanced", "Financial", "Programming", "Keyboard") for e in st["elements"]), \
+    assert any(e.get("name", "") in ("Basic", "Advanced", "Financial", "Programming", "Keyboard") for e in st["elements"]), \
         "the mode menu button is missing"
     undo = named(st, "Undo", "push_button")[0]
-    assert undo.get("bounds") and undo["bounds"]["y"] < 60, undo  # in the header bar
+    assert undo.get("bounds") and box(undo)[1] < 60, undo  # in the header bar
 
     # Clear, type 7 (keyboard, outside lsm), then Undo by id: the 7 goes away.
     xdo("windowactivate", "--sync", str(int(win["window_id"], 16)))
@@ -138,7 +138,7 @@ def test_firefox_open_select_items_are_observed(lsm, firefox):
     win = open_page(lsm, "select.html", "lsm select")
     st = observe(lsm, win)
     combo = named(st, "Colour", "combo_box")
-    assert combo, [(e["role"], e["name"]) for e in st["elements"]]
+    assert combo, [(e["role"], e.get("name", "")) for e in st["elements"]]
     act(lsm, st, [{"type": "click", "element_id": combo[0]["id"]}])
 
     def items():
@@ -166,7 +166,7 @@ def test_firefox_rows_below_the_viewport(lsm, firefox):
     t = time.monotonic()
     st = observe(lsm, win, query="Act 2999")
     dt = time.monotonic() - t
-    rows = [e for e in st["elements"] if e["name"].endswith("Act 2999")]
+    rows = [e for e in st["elements"] if e.get("name", "").endswith("Act 2999")]
     print(f"rows, query 'Act 2999': matched={st.get('matched')} in {dt:.2f} s, truncated={st['truncated']} "
           f"({st.get('truncated_reason')}); notes: {notes(st)}")
     if rows:
@@ -176,7 +176,7 @@ def test_firefox_rows_below_the_viewport(lsm, firefox):
 
     # include_hidden: what does not fit is said, with counts, and truncated is true.
     st = observe(lsm, win, include_hidden=True)
-    found = [e for e in st["elements"] if e["name"].endswith("Act 2999")]
+    found = [e for e in st["elements"] if e.get("name", "").endswith("Act 2999")]
     print(f"rows, include_hidden: {st['element_count']} elements, truncated={st['truncated']} "
           f"({st.get('truncated_reason')}); notes: {notes(st)}")
     if not found:
@@ -199,7 +199,7 @@ def test_writer_short_walk_budget_walks(lsm_factory):
     print(f"writer, 300 ms budget: (elements, seconds, truncated) per call: {counts}")
     # The first walk of a fresh server too: the budget goes to the walk (145 elements here).
     assert all(n >= 40 for n, _, _ in counts), counts
-    names = {e["name"] for e in st["elements"]}
+    names = {e.get("name", "") for e in st["elements"]}
     assert {"File", "Edit"} <= names, sorted(names)[:50]
 
 
@@ -220,7 +220,7 @@ def test_writer_open_menu_items_are_walked_and_act(lsm_stdio):
     try:
         def menu():
             st = observe(s, win)
-            found = [e for e in st["elements"] if e["name"] == "Format" and e["role"] == "menu"]
+            found = [e for e in st["elements"] if e.get("name", "") == "Format" and e["role"] == "menu"]
             return (st, found[0]) if found else None
 
         st, fmt = wait_for(menu, timeout=10, what="Writer's Format menu")
@@ -228,12 +228,12 @@ def test_writer_open_menu_items_are_walked_and_act(lsm_stdio):
 
         def item():
             st = observe(s, win)
-            found = [e for e in st["elements"] if e["name"] == "Character..." and e["role"] == "menu_item"]
+            found = [e for e in st["elements"] if e.get("name", "") == "Character..." and e["role"] == "menu_item"]
             return (st, found[0]) if found else None
 
         st, character = wait_for(item, timeout=5, what="the open Format menu's Character... item")
-        menu_bottom = fmt["bounds"]["y"] + fmt["bounds"]["height"]
-        assert character.get("bounds") and character["bounds"]["y"] >= menu_bottom - 1, (character, fmt)
+        menu_bottom = box(fmt)[1] + box(fmt)[3]
+        assert character.get("bounds") and box(character)[1] >= menu_bottom - 1, (character, fmt)
         act(s, st, [{"type": "click", "element_id": character["id"]}])
         wait_for(dialogs, timeout=15, what="the Character dialog")
     finally:

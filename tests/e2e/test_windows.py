@@ -45,8 +45,8 @@ def xsearch(name: str) -> list[str]:
 
 def button(state: dict, name: str) -> dict:
     """The one button with this name (either role spelling: `button` or `push_button`)."""
-    found = [e for e in state["elements"] if e["name"] == name and e["role"] in ("button", "push_button")]
-    assert len(found) == 1, (name, [(e["role"], e["name"]) for e in state["elements"]])
+    found = [e for e in state["elements"] if e.get("name", "") == name and e["role"] in ("button", "push_button")]
+    assert len(found) == 1, (name, [(e["role"], e.get("name", "")) for e in state["elements"]])
     return found[0]
 
 
@@ -162,7 +162,7 @@ def test_modal_save_as_blocks_the_main_window(lsm_stdio, mousepad, probe, tmp_pa
     assert "blocked_by" not in main and not main.get("modal"), main
     text = f"lsm modal {uuid.uuid4().hex[:6]}"
     st = observe(s, main)
-    file_menu = [e for e in st["elements"] if e["name"] == "File" and "menu" in e["role"]][0]
+    file_menu = [e for e in st["elements"] if e.get("name", "") == "File" and "menu" in e["role"]][0]
     # Type, open Save As with its shortcut, then click File by id: the dialog opened after the
     # observation, and the click must be refused, not sent behind it.
     res = act_raw(s, st, [
@@ -193,7 +193,7 @@ def test_modal_save_as_blocks_the_main_window(lsm_stdio, mousepad, probe, tmp_pa
     assert st["window"]["blocked_by"] == dialog_id, st["window"]
     notes = [n for n in st["notes"] if dialog_id in n and "Save As" in n]
     assert notes, st["notes"]
-    res = act_raw(s, st, [{"type": "click", "element_id": [e for e in st["elements"] if e["name"] == "File" and "menu" in e["role"]][0]["id"]}])
+    res = act_raw(s, st, [{"type": "click", "element_id": [e for e in st["elements"] if e.get("name", "") == "File" and "menu" in e["role"]][0]["id"]}])
     assert err_code(res) == "WINDOW_BLOCKED", text_of(res)
     assert f"gui_state {dialog_id}" in err_message(res)
     time.sleep(0.5)
@@ -204,7 +204,7 @@ def test_modal_save_as_blocks_the_main_window(lsm_stdio, mousepad, probe, tmp_pa
     st = observe(s, dialog_id)
     assert st["window"]["modal"] and "blocked_by" not in st["window"], st["window"]
     name_field = [e for e in st["elements"] if e["role"] == "text" and "editable" in e.get("states", [])]
-    assert name_field, [(e["role"], e["name"]) for e in st["elements"]][:40]
+    assert name_field, [(e["role"], e.get("name", "")) for e in st["elements"]][:40]
     # Type the name as a person would, check it arrived, and press the default button (Save)
     # with Enter. (In one call, the Enter can overtake the typing: issue 9 item 2, not this.)
     act(s, st, [{"type": "type", "element_id": name_field[0]["id"], "text": str(target)}])
@@ -264,7 +264,7 @@ def test_qt_modal_dialog_blocks_its_window_until_closed(lsm_stdio, qttree, probe
     # The window's observation says it is blocked; a click on its File menu by id is refused.
     st2 = observe(s, main)
     assert st2["window"]["blocked_by"] == dialog["window_id"]
-    file_menu = [e for e in st2["elements"] if e["name"] == "File" and "menu" in e["role"]][0]
+    file_menu = [e for e in st2["elements"] if e.get("name", "") == "File" and "menu" in e["role"]][0]
     res = act_raw(s, st2, [{"type": "click", "element_id": file_menu["id"]}])
     assert err_code(res) == "WINDOW_BLOCKED", text_of(res)
     assert '"lsm modal dialog"' in err_message(res)

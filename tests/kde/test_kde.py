@@ -11,7 +11,7 @@ from pathlib import Path
 from conftest import TESTAPP_NAME, app_events, ensure_app, run_probe
 from gui_flow import act, act_raw, center, element, find_window, observe, wait_for
 from kwin_ground import kwin_window
-from lsm_mcp import err_code, image_bytes
+from lsm_mcp import err_code, image_bytes, rect
 
 import pytest
 
@@ -45,7 +45,7 @@ def test_gui_list_reports_kde_kwins_geometry_and_no_capture_with_why(lsm, testap
 def test_a_coordinate_click_lands_on_the_pixel_sent(lsm, testapp):
     win = find_window(lsm, title=TITLE)
     st = observe(lsm, win)
-    area = element(st, "Double-click here")["bounds"]
+    area = rect(element(st, "Double-click here"))
     truth = kwin_window(pid=testapp["pid"])
     # The app reports surface coordinates; the surface starts (frame - buffer) before the window.
     dx, dy = truth["frame"]["x"] - truth["buffer"]["x"], truth["frame"]["y"] - truth["buffer"]["y"]

@@ -5,6 +5,8 @@ from __future__ import annotations
 import time
 from typing import Any, Callable
 
+from lsm_mcp import box, middle, rect  # noqa: F401  (the tests take them from here)
+
 
 def windows(s) -> list[dict]:
     return s.call_ok("gui_list", {})["windows"]
@@ -35,20 +37,19 @@ def observe(s, window: dict | str, **kw: Any) -> dict:
 
 def element(state: dict, name: str, role: str | None = None) -> dict:
     """The one element with this accessible name (and role)."""
-    found = [e for e in state["elements"] if e["name"] == name and (role is None or e["role"] == role)]
-    assert found, f"no element {name!r} ({role}) among {[(e['role'], e['name']) for e in state['elements']]}"
+    found = [e for e in state["elements"] if e.get("name", "") == name and (role is None or e["role"] == role)]
+    assert found, f"no element {name!r} ({role}) among {[(e['role'], e.get('name', '')) for e in state['elements']]}"
     return found[0]
 
 
 def element_prefix(state: dict, prefix: str) -> dict:
-    found = [e for e in state["elements"] if e["name"].startswith(prefix)]
+    found = [e for e in state["elements"] if e.get("name", "").startswith(prefix)]
     assert found, f"no element named {prefix!r}..."
     return found[0]
 
 
 def center(e: dict) -> tuple[int, int]:
-    b = e["bounds"]
-    return b["x"] + b["width"] // 2, b["y"] + b["height"] // 2
+    return middle(e)
 
 
 def act(s, state: dict, actions: list[dict]) -> dict:

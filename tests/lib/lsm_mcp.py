@@ -164,6 +164,24 @@ def _tail(path: str | os.PathLike | None, n: int = 40) -> str:
 
 
 # ------------------------------------------------------------------ result helpers
+def box(element: dict) -> tuple[int, int, int, int]:
+    """An element's bounds as (x, y, w, h): gui_state gives them as an array [x, y, w, h]."""
+    x, y, w, h = element["bounds"]
+    return x, y, w, h
+
+
+def rect(element: dict) -> dict:
+    """An element's bounds as a window-style {x, y, width, height} dict."""
+    x, y, w, h = box(element)
+    return {"x": x, "y": y, "width": w, "height": h}
+
+
+def middle(element: dict) -> tuple[int, int]:
+    """The centre of an element's bounds, window-relative."""
+    x, y, w, h = box(element)
+    return x + w // 2, y + h // 2
+
+
 def text_of(result: types.CallToolResult) -> str:
     return "\n".join(c.text for c in (result.content or []) if getattr(c, "type", None) == "text")
 

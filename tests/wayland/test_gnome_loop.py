@@ -9,7 +9,7 @@ import time
 import pytest
 from conftest import TESTAPP_NAME, app_events, ensure_app, restart_app, run_probe
 from gui_flow import act, act_raw, center, element, find_window, observe, wait_for
-from lsm_mcp import err_code, image_bytes
+from lsm_mcp import err_code, image_bytes, rect
 from png_rgba import decode, pixel
 from wl_shell import ClipboardOwner, activate, buffer_offset, move_focused_window, read_clipboard, shell_window
 
@@ -75,7 +75,7 @@ def test_state_has_window_relative_elements_and_the_windows_own_pixels(app):
     # from its surface, shadow included), are where lsm says the control is.
     node = run_probe(find="Press me")
     dx, dy = buffer_offset(shell_window(pid=win["pid"]))
-    b = element(st, "Press me", "push_button")["bounds"]
+    b = rect(element(st, "Press me", "push_button"))
     e = node["extents"]
     assert (b["x"], b["y"], b["width"], b["height"]) == (e["x"] - dx, e["y"] - dy, e["width"], e["height"])
     # Real pixels: the window is not one flat colour.
@@ -203,7 +203,7 @@ def test_a_covered_window_is_captured_and_a_point_read_off_it_lands(app):
     _, _, rows = decode(image_bytes(res))
     # The click area's light blue background is drawn where lsm says the control is, though
     # the widget factory covers that part of the screen.
-    b = element(st, "Double-click here")["bounds"]
+    b = rect(element(st, "Double-click here"))
     r, g, bl = pixel(rows, b["x"] + 6, b["y"] + 6)[:3]
     assert bl > r + 10 and bl > 200, (r, g, bl)
     click_seen_at(s, st, win, b["x"] + 6, b["y"] + 6)

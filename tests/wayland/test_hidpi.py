@@ -7,7 +7,7 @@ import subprocess
 import pytest
 from conftest import BED, TESTAPP_NAME, app_events, parse_env, poll, run_probe
 from gui_flow import act, element, find_window, observe, wait_for
-from lsm_mcp import image_bytes, mcp_stdio
+from lsm_mcp import image_bytes, mcp_stdio, rect
 from png_rgba import decode, pixel
 from wl_shell import buffer_offset, shell_window
 
@@ -56,7 +56,7 @@ def test_scale_2_bounds_screenshot_and_a_click_off_it(hidpi):
     st = s.ok(res)
     width, height, rows = decode(image_bytes(res))
     assert (width, height) == (win["bounds"]["width"], win["bounds"]["height"])
-    b = element(st, "Double-click here")["bounds"]
+    b = rect(element(st, "Double-click here"))
     # The control's light blue is drawn where lsm says it is.
     r, g, bl = pixel(rows, b["x"] + 5, b["y"] + 5)[:3]
     assert bl > r + 10 and bl > 200, (r, g, bl)

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from conftest import TESTAPP_NAME, app_events, ensure_app, lsm_env, run_probe
 from gui_flow import act, act_raw, center, element, find_window, observe, wait_for
-from lsm_mcp import err_code, image_bytes, mcp_stdio
+from lsm_mcp import err_code, image_bytes, mcp_stdio, rect
 from png_rgba import decode, pixel
 from wl_shell import SYSTEM_PYTHON, activate, buffer_offset, shell_window
 
@@ -91,7 +91,7 @@ def test_gui_list_says_the_portal_is_used_and_what_that_means(app):
 def test_coordinate_clicks_land_on_the_exact_point(app, approver):
     s, win = app
     st = observe(s, win)
-    b = element(st, "Double-click here")["bounds"]
+    b = rect(element(st, "Double-click here"))
     points = [(b["x"] + 3, b["y"] + 4), center(element(st, "Double-click here")), (b["x"] + b["width"] - 5, b["y"] + 7)]
     dx, dy = buffer_offset(shell_window(pid=win["pid"]))
     for i, (x, y) in enumerate(points):
@@ -125,7 +125,7 @@ def test_a_screenshot_is_cut_from_the_shared_screen_and_says_when_covered(app):
     width, height, rows = decode(image_bytes(res))
     assert (width, height) == (win["bounds"]["width"], win["bounds"]["height"])
     assert st["screenshot"]["occluded"] is False, st
-    b = element(st, "Double-click here")["bounds"]
+    b = rect(element(st, "Double-click here"))
     r, g, bl = pixel(rows, b["x"] + 6, b["y"] + 6)[:3]
     assert bl > r + 10 and bl > 200, (r, g, bl)
     # Covered by another window: the screen shows that window there, and the result says so.

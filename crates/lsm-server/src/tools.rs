@@ -154,13 +154,15 @@ pub fn all() -> Vec<Tool> {
         Tool::new(
             GUI_STATE,
             "Observe one window: returns a single-use state_id (valid 30 s), its accessibility elements \
-             (id like e17, role, name, value, states, actions, bounds) and a screenshot (png by default; \
+             (id like e17, role, name, value, states, actions, bounds as [x,y,w,h], parent; \
+             empty or usual fields are left out: states lists only the notable ones such as focused, checked, \
+             disabled) and a screenshot (png by default; \
              image_format jpeg or webp), all in one window-relative coordinate space: logical pixels, or, for \
              a window larger than the image cap, a uniformly scaled space described by coordinate_space. \
              Use bounds and screenshot pixels as they are for gui_action x/y. query=\"words\" returns only the \
              elements whose name, role, value or description contain every word, plus their ancestors \
              (same ids as without query). Password fields never show their value and are painted over in \
-             the screenshot. Call it before every gui_action.",
+             the screenshot. Call it to start and to re-sync; each gui_action returns the next state_id.",
             rmcp::model::JsonObject::new(),
         )
         .with_input_schema::<StateArgs>()
