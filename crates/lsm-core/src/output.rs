@@ -147,6 +147,9 @@ pub struct ActionRequest {
     /// Bound of the wait for the window to settle, in ms (default: the server's).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub settle_ms: Option<u64>,
+    /// Attach the settled window's screenshot (in the format the observation asked for).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub screenshot: bool,
 }
 
 /// What `gui_action` observes after its actions.
@@ -199,6 +202,13 @@ pub struct ActionOutput {
     /// Why the result has no change list, when it was asked for and could not be made.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub observe_note: Option<String>,
+    /// With `screenshot`: the settled window's image (in the new `state_id`'s coordinates).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub screenshot: Option<ScreenshotInfo>,
+    /// The encoded settled screenshot; travels as MCP image content, not inside the JSON.
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub image: Option<EncodedImage>,
 }
 
 /// A web UI frame request: the window's pixels, for a person (no elements, no `state_id`).

@@ -58,7 +58,7 @@ impl LocalGui {
         };
 
         let started = Instant::now();
-        let Settled { settled, last } = self
+        let Settled { settled, mut last } = self
             .settle(SettleJob {
                 window: &obs.window,
                 request: &state_request,
@@ -70,6 +70,20 @@ impl LocalGui {
             .await;
         out.settled = Some(settled);
         out.settle_ms = Some(started.elapsed().as_millis() as u64);
+        // The image is of the settled window: one more look, with the screenshot, is the
+        // observation everything below reports on.
+        if request.screenshot && !last.gone && request.observe != ObserveAfter::None {
+            let shot_request = StateRequest {
+                screenshot: true,
+                ..state_request.clone()
+            };
+            match self.look(shot_request).await {
+                Ok(looked) => last.looked = Some(looked),
+                Err(e) => {
+                    out.observe_note = Some(format!("no screenshot of the settled window: {}", e.message))
+                }
+            }
+        }
 
         let mut changes = Changes::default();
         if let (Some(a), Some(b)) = (&before.windows, &last.windows) {
@@ -142,7 +156,11 @@ impl LocalGui {
             return;
         };
         let full = request.observe == ObserveAfter::Full;
-        let state = self.issue(looked);
+        let mut state = self.issue(looked);
+        if request.screenshot {
+            out.screenshot = state.screenshot.clone();
+            out.image = state.image.take();
+        }
         out.state_id = Some(state.state_id.clone());
         out.expires_in_ms = Some(state.expires_in_ms);
         out.next =

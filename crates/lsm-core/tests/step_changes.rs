@@ -94,7 +94,7 @@ impl DesktopBackend for Fake {
             name: "fake".into(),
             platform: "test".into(),
             session: "none".into(),
-            capabilities: vec![],
+            capabilities: vec!["screenshot".into()],
             notes: vec![],
         }
     }
@@ -111,8 +111,16 @@ impl DesktopBackend for Fake {
         }
         Ok(window())
     }
-    async fn observe(&self, id: &str, _r: &ObserveRequest) -> GuiResult<Snapshot> {
+    async fn observe(&self, id: &str, r: &ObserveRequest) -> GuiResult<Snapshot> {
         let w = self.window(id).await?;
+        let screenshot = r.screenshot.then(|| Screenshot {
+            image: RgbaImage::filled(
+                w.bounds.width as u32,
+                w.bounds.height as u32,
+                [200, 200, 200, 255],
+            ),
+            occluded: false,
+        });
         let mut app = self.0.lock().unwrap();
         app.ticks += 1;
         let later = app
@@ -144,7 +152,7 @@ impl DesktopBackend for Fake {
             ],
             truncated: false,
             truncated_reason: None,
-            screenshot: None,
+            screenshot,
             notes: vec![],
         })
     }
@@ -344,7 +352,7 @@ async fn observe_none_and_full() {
                 state_id: s.state_id,
                 actions: json!([{"type": "click", "element_id": feature}]),
                 observe: ObserveAfter::None,
-                settle_ms: None,
+                ..Default::default()
             })
             .await
             .expect("none");
@@ -356,10 +364,15 @@ async fn observe_none_and_full() {
                 state_id: s.state_id,
                 actions: json!([{"type": "click", "element_id": feature}]),
                 observe: ObserveAfter::Full,
-                settle_ms: None,
+                screenshot: true,
+                ..Default::default()
             })
             .await
             .expect("full");
+        // The settled image comes with it, in the new state's coordinates.
+        let shot = full.screenshot.clone().expect("screenshot info");
+        assert_eq!((shot.width, shot.height), (300, 200));
+        assert_eq!(full.image.as_ref().map(|i| i.bytes.len()), Some(shot.bytes));
         let obs = full.observation.expect("observation");
         assert_eq!(Some(obs.state_id.clone()), full.state_id);
         assert_eq!(obs.elements.len(), 7);

@@ -534,7 +534,10 @@ impl GuiService for RemoteGui {
     }
 
     async fn action(&self, request: ActionRequest) -> GuiResult<ActionOutput> {
-        parse(self.call(Call::Action(request), ACTION_LIMIT).await?.0)
+        let (v, image) = self.call(Call::Action(request), ACTION_LIMIT).await?;
+        let mut out: ActionOutput = parse(v)?;
+        out.image = image;
+        Ok(out)
     }
 
     async fn frame(&self, request: FrameRequest) -> GuiResult<FrameOutput> {

@@ -303,7 +303,13 @@ async fn execute(gui: &dyn GuiService, call: Call) -> (Result<Value, GuiError>, 
             }
             Err(e) => (Err(e), None),
         },
-        Call::Action(request) => (gui.action(request).await.and_then(|o| value(&o)), None),
+        Call::Action(request) => match gui.action(request).await {
+            Ok(mut o) => {
+                let image = o.image.take();
+                (value(&o), image)
+            }
+            Err(e) => (Err(e), None),
+        },
         Call::Frame(request) => match gui.frame(request).await {
             Ok(mut o) => {
                 let image = o.image.take();

@@ -193,6 +193,7 @@ async fn calls_frames_and_offline_over_a_real_link() {
             actions: serde_json::json!([]),
             observe: Default::default(),
             settle_ms: None,
+            screenshot: false,
         };
         m.action(r).await
     });

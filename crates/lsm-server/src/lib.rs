@@ -1,6 +1,7 @@
 //! Transports of lsm over the shared `GuiService`: MCP over stdio and Streamable HTTP, and the
 //! web UI (`web`).
 
+mod args;
 pub mod http;
 pub mod machines;
 pub mod mcp;

@@ -1,12 +1,11 @@
 //! The MCP face: translates tool calls into `GuiService` calls and results into MCP content.
 
+use crate::args;
 use crate::machines::{no_desktop, Machines, LOCAL};
-use crate::tools::{self, GUI_ACTION, GUI_LIST, GUI_STATE};
+use crate::tools::{self, ActionArgs, ListArgs, StateArgs, GUI_ACTION, GUI_LIST, GUI_STATE};
 use base64::Engine;
 use lsm_core::outline;
-use lsm_core::{
-    ActionRequest, EncodedImage, ErrorCode, GuiError, GuiResult, ImageFormat, ObserveAfter, StateRequest,
-};
+use lsm_core::{ActionRequest, EncodedImage, ErrorCode, GuiError, GuiResult, StateRequest};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation, JsonObject,
     ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig,
@@ -36,10 +35,9 @@ impl LsmMcp {
     }
 
     async fn dispatch(&self, name: &str, args: &JsonObject) -> GuiResult<CallToolResult> {
-        let machine = opt_string(args, "machine")?;
         match name {
             GUI_LIST => {
-                known_fields(args, &["machine"])?;
+                let ListArgs { machine } = args::parse(args)?;
                 let name = machine.as_deref().filter(|m| !m.is_empty()).unwrap_or(LOCAL);
                 let result = self.machines.get(machine.as_deref())?.list().await;
                 let machines = self.machines.list_checked((name, &result)).await;
@@ -72,70 +70,35 @@ impl LsmMcp {
                 Ok(success(text, structured, None))
             }
             GUI_STATE => {
-                known_fields(
-                    args,
-                    &[
-                        "machine",
-                        "window_id",
-                        "screenshot",
-                        "include_elements",
-                        "max_elements",
-                        "max_depth",
-                        "query",
-                        "include_hidden",
-                        "image_format",
-                        "image_quality",
-                    ],
-                )?;
+                let a: StateArgs = args::parse(args)?;
                 let request = StateRequest {
-                    window_id: req_string(args, "window_id")?,
-                    screenshot: opt_bool(args, "screenshot")?.unwrap_or(true),
-                    include_elements: opt_bool(args, "include_elements")?.unwrap_or(true),
-                    max_elements: opt_count(args, "max_elements")?,
-                    max_depth: opt_count(args, "max_depth")?,
-                    query: opt_string(args, "query")?,
-                    include_hidden: opt_bool(args, "include_hidden")?.unwrap_or(false),
-                    image_format: opt_string(args, "image_format")?
-                        .map(|f| ImageFormat::parse(&f))
-                        .transpose()?
-                        .unwrap_or_default(),
-                    image_quality: opt_count(args, "image_quality")?,
+                    window_id: a.window_id,
+                    screenshot: a.screenshot.unwrap_or(true),
+                    include_elements: a.include_elements.unwrap_or(true),
+                    max_elements: a.max_elements,
+                    max_depth: a.max_depth,
+                    query: a.query,
+                    include_hidden: a.include_hidden.unwrap_or(false),
+                    image_format: a.image_format.unwrap_or_default(),
+                    image_quality: a.image_quality,
                 };
-                let mut out = self.machines.get(machine.as_deref())?.state(request).await?;
+                let mut out = self.machines.get(a.machine.as_deref())?.state(request).await?;
                 let image = out.image.take();
                 Ok(success(outline::state_text(&out), to_value(&out)?, image))
             }
             GUI_ACTION => {
-                known_fields(
-                    args,
-                    &[
-                        "machine",
-                        "window_id",
-                        "state_id",
-                        "actions",
-                        "observe",
-                        "settle_ms",
-                    ],
-                )?;
-                let observe = match opt_string(args, "observe")? {
-                    None => ObserveAfter::default(),
-                    // The names are the type's own (serde), as the schema lists them.
-                    Some(o) => serde_json::from_value(Value::String(o.clone())).map_err(|_| {
-                        GuiError::invalid(format!("observe is {o:?}; use \"changes\", \"full\" or \"none\""))
-                    })?,
-                };
+                let a: ActionArgs = args::parse(args)?;
                 let request = ActionRequest {
-                    window_id: req_string(args, "window_id")?,
-                    state_id: req_string(args, "state_id")?,
-                    actions: args
-                        .get("actions")
-                        .cloned()
-                        .ok_or_else(|| GuiError::invalid("actions is required"))?,
-                    observe,
-                    settle_ms: opt_count(args, "settle_ms")?,
+                    window_id: a.window_id,
+                    state_id: a.state_id,
+                    actions: a.actions,
+                    observe: a.observe.unwrap_or_default(),
+                    settle_ms: a.settle_ms,
+                    screenshot: a.screenshot.unwrap_or(false),
                 };
-                let out = self.machines.get(machine.as_deref())?.action(request).await?;
-                Ok(success(outline::action_text(&out), to_value(&out)?, None))
+                let mut out = self.machines.get(a.machine.as_deref())?.action(request).await?;
+                let image = out.image.take();
+                Ok(success(outline::action_text(&out), to_value(&out)?, image))
             }
             // Unknown tools are answered as a protocol error in `call_tool`.
             other => Err(GuiError::invalid(format!("unknown tool {other:?}"))),
@@ -168,56 +131,6 @@ pub fn error_result(e: &GuiError) -> CallToolResult {
     let mut result = CallToolResult::structured_error(json!({ "error": body }));
     result.content = vec![ContentBlock::text(format!("{}: {}", e.code, e.message))];
     result
-}
-
-fn known_fields(args: &JsonObject, known: &[&str]) -> GuiResult<()> {
-    match args.keys().find(|k| !known.contains(&k.as_str())) {
-        Some(k) => Err(GuiError::invalid(format!(
-            "unknown argument {k:?}; arguments are {}",
-            known.join(", ")
-        ))),
-        None => Ok(()),
-    }
-}
-
-fn opt_string(args: &JsonObject, name: &str) -> GuiResult<Option<String>> {
-    match args.get(name) {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::String(s)) => Ok(Some(s.clone())),
-        Some(_) => Err(GuiError::invalid(format!("{name} must be a string"))),
-    }
-}
-
-fn req_string(args: &JsonObject, name: &str) -> GuiResult<String> {
-    opt_string(args, name)?
-        .filter(|s| !s.is_empty())
-        .ok_or_else(|| GuiError::invalid(format!("{name} is required (a non-empty string)")))
-}
-
-fn opt_bool(args: &JsonObject, name: &str) -> GuiResult<Option<bool>> {
-    match args.get(name) {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::Bool(b)) => Ok(Some(*b)),
-        Some(_) => Err(GuiError::invalid(format!("{name} must be true or false"))),
-    }
-}
-
-fn opt_count(args: &JsonObject, name: &str) -> GuiResult<Option<u64>> {
-    match args.get(name) {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::Number(n)) => match (n.as_u64(), n.as_f64()) {
-            (Some(v), _) => Ok(Some(v)),
-            // Whole but beyond u64: far over any limit.
-            (None, Some(f)) if f.is_finite() && f >= 0.0 && f.fract() == 0.0 => Err(GuiError::new(
-                ErrorCode::LimitExceeded,
-                format!("{name} is {f:e}; far above what is allowed"),
-            )),
-            _ => Err(GuiError::invalid(format!(
-                "{name} must be a non-negative whole number"
-            ))),
-        },
-        Some(_) => Err(GuiError::invalid(format!("{name} must be a number"))),
-    }
 }
 
 impl ServerHandler for LsmMcp {

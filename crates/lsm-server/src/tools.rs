@@ -1,9 +1,9 @@
 //! Tool definitions: names, descriptions, JSON Schemas and annotations of the three MCP tools.
-//! The argument structs exist for their schemas; arguments are parsed leniently by hand in
-//! `mcp.rs` so a malformed call gets a tool error with a stable code, not a protocol error.
+//! Each argument struct is declared once: `tools/list` publishes its schema and `args::parse`
+//! checks calls against that schema and deserialises them into it.
 
 use crate::machines::MachineInfo;
-use lsm_core::{ActionOutput, ListOutput, StateOutput};
+use lsm_core::{ActionOutput, ImageFormat, ListOutput, ObserveAfter, StateOutput};
 use rmcp::model::{Tool, ToolAnnotations};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -18,7 +18,6 @@ pub struct ListResult {
 }
 
 #[derive(Deserialize, JsonSchema)]
-#[allow(dead_code)]
 pub struct ListArgs {
     /// Target machine: omit (or "local") for this machine, else a remote worker's name (see
     /// `machines` in the result).
@@ -26,7 +25,6 @@ pub struct ListArgs {
 }
 
 #[derive(Deserialize, JsonSchema)]
-#[allow(dead_code)]
 pub struct StateArgs {
     /// Window from gui_list.
     pub window_id: String,
@@ -35,9 +33,9 @@ pub struct StateArgs {
     pub screenshot: Option<bool>,
     /// Screenshot encoding: "png" (default, lossless), "jpeg" (smallest, lossy) or "webp"
     /// (lossless, usually smaller than PNG).
-    pub image_format: Option<ImageFormatArg>,
+    pub image_format: Option<ImageFormat>,
     /// JPEG quality 1-100 (default 80); only with image_format "jpeg".
-    pub image_quality: Option<u32>,
+    pub image_quality: Option<u64>,
     /// Only elements whose name, role, value or description contain every word of this
     /// (case-insensitive; e.g. "save button"), plus their ancestors. Ids stay those of the full
     /// observation; only returned elements can be acted on. `matched` tells how many matched.
@@ -48,20 +46,11 @@ pub struct StateArgs {
     /// false: they are skipped, and the notes say how many.
     pub include_hidden: Option<bool>,
     /// At most this many elements (default 300, max 1000).
-    pub max_elements: Option<u32>,
+    pub max_elements: Option<u64>,
     /// At most this tree depth below the window (default 12, max 20).
-    pub max_depth: Option<u32>,
+    pub max_depth: Option<u64>,
     /// Target machine; omit for this machine.
     pub machine: Option<String>,
-}
-
-#[derive(Deserialize, JsonSchema)]
-#[serde(rename_all = "lowercase")]
-#[allow(dead_code)]
-pub enum ImageFormatArg {
-    Png,
-    Jpeg,
-    Webp,
 }
 
 #[derive(Deserialize, JsonSchema)]
@@ -113,20 +102,24 @@ pub struct ActionArg {
 }
 
 #[derive(Deserialize, JsonSchema)]
-#[allow(dead_code)]
 pub struct ActionArgs {
     /// The window observed by gui_state.
     pub window_id: String,
     /// From gui_state; single use, expires after 30 s.
     pub state_id: String,
-    /// 1 to 32 actions, run in order; the first failure stops the rest.
-    pub actions: Vec<ActionArg>,
+    /// 1 to 32 actions, run in order; the first failure stops the rest. Kept as JSON here:
+    /// lsm-core checks each action (also for calls that arrive through a worker).
+    #[schemars(with = "Vec<ActionArg>")]
+    pub actions: serde_json::Value,
     /// After the actions: "changes" (default: wait until the window settles, return what changed
     /// and a new state_id for the next gui_action), "full" (the whole new observation, as
     /// gui_state gives it) or "none" (return at once; call gui_state next).
-    pub observe: Option<lsm_core::ObserveAfter>,
+    pub observe: Option<ObserveAfter>,
     /// Longest wait for the window to settle, in ms (default 1500, at most 10000).
     pub settle_ms: Option<u64>,
+    /// Attach a screenshot of the settled window (in the coordinates of the new state_id, in the
+    /// image_format of the gui_state that started the chain). Default false.
+    pub screenshot: Option<bool>,
     /// Target machine; omit for this machine.
     pub machine: Option<String>,
 }
