@@ -83,9 +83,14 @@ def test_observe_act_loop_on_each_machine(rig, machine):
     # and its state_id acts on that machine without a gui_state in between.
     assert res["results"][0]["effect"] == "confirmed", res["results"]
     assert any(c["name"] == f"Pressed: {before + 1}" for c in res["changes"]["changed"]), res["changes"]
-    again = s.call_ok("gui_action", {"machine": machine, "window_id": win["window_id"], "state_id": res["state_id"],
-                                     "actions": [{"type": "click",
-                                                  "element_id": element(st, "Press me", "push_button")["id"]}]})
+    raw = s.call("gui_action", {"machine": machine, "window_id": win["window_id"], "state_id": res["state_id"],
+                                "screenshot": True,
+                                "actions": [{"type": "click",
+                                             "element_id": element(st, "Press me", "push_button")["id"]}]})
+    again = s.ok(raw)
+    # The settled image crosses the link beside the reply, like gui_state's.
+    shot = image_bytes(raw)
+    assert shot and decode(shot)[:2] == (w, h) and again["screenshot"]["bytes"] == len(shot)
     assert any(c["name"] == f"Pressed: {before + 2}" for c in again["changes"]["changed"]), again["changes"]
     before += 1
     # The loop goes on: observe again, the label shows the new count.

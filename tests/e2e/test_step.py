@@ -10,8 +10,11 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "lib"))
 
+from gui_flow import box as bounds_of  # noqa: E402
 from gui_flow import center, element, find_window, observe  # noqa: E402
 from lsm_fixtures import *  # noqa: E402,F401,F403
+from lsm_mcp import image_bytes  # noqa: E402
+from png_rgba import decode  # noqa: E402
 
 TITLE = "lsm test app"
 
@@ -55,6 +58,38 @@ def test_a_chain_of_actions_needs_one_gui_state(app, probe):
     again = observe(s, win)
     assert element(again, "Enable feature", "check_box")["id"] == box["id"]
     assert element(again, "Name entry")["id"] == entry["id"]
+
+
+def _region(png: bytes, rect) -> list[bytes]:
+    _, _, rows = decode(png)
+    x, y, w, h = rect
+    return [row[x * 4:(x + w) * 4] for row in rows[y:y + h]]
+
+
+def test_screenshot_on_gui_action_is_the_settled_window(app, probe):
+    s, win = app
+    wid = win["window_id"]
+    res = s.call("gui_state", {"window_id": wid})
+    st = s.ok(res)
+    before_png = image_bytes(res)
+    box = element(st, "Enable feature", "check_box")
+    was = "checked" in probe(find="Enable feature")["states"]
+    res = s.call("gui_action", {"window_id": wid, "state_id": st["state_id"], "screenshot": True,
+                                "actions": [{"type": "click", "element_id": box["id"]}]})
+    out = s.ok(res)
+    assert ("checked" in probe(find="Enable feature")["states"]) != was
+    png = image_bytes(res)
+    assert png, "gui_action with screenshot: true returned no image"
+    w, h, _ = decode(png)
+    shot = out["screenshot"]
+    assert (w, h) == (shot["width"], shot["height"]) == (st["screenshot"]["width"], st["screenshot"]["height"])
+    assert shot["bytes"] == len(png)
+    # The image is of the window after the click: the check box's pixels changed.
+    assert _region(png, bounds_of(box)) != _region(before_png, bounds_of(box))
+    # Without the argument, no image.
+    res = s.call("gui_action", {"window_id": wid, "state_id": out["state_id"],
+                                "actions": [{"type": "click", "element_id": box["id"]}]})
+    assert image_bytes(res) is None and "screenshot" not in s.ok(res)
 
 
 def test_a_click_on_a_plain_label_is_no_change(app):
