@@ -52,7 +52,9 @@ def test_a_dialog_opens_and_closes(stepapp):
     assert out["results"][0]["effect"] == "confirmed" and "opened" in out["results"][0]["evidence"]
     assert probe(proc, "Close dialog") is not None
     dialog = opened[0]["window_id"]
-    d = s.call_ok("gui_state", {"window_id": dialog, "screenshot": False})
+    # The dialog came observed, with its own state_id: its button is acted on without a gui_state.
+    assert opened[0]["state_id"].startswith("st_"), opened[0]
+    d = {"window": {"window_id": dialog}, "state_id": opened[0]["state_id"], "elements": opened[0]["elements"]}
     shut = step(s, d, "Close dialog")
     assert "state_id" not in shut, shut
     assert [w["window_id"] for w in shut["changes"]["closed"]] == [dialog], shut["changes"]

@@ -45,6 +45,18 @@ pub struct WindowRef {
     pub window_id: String,
     pub title: String,
     pub app: String,
+    /// For a window the action opened in the same application (a dialog, a menu): a `state_id`
+    /// of its own, for `gui_action` with this `window_id`, and its elements (as `gui_state`
+    /// gives them, without a screenshot).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expires_in_ms: Option<u64>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub elements: Vec<Element>,
+    /// Why an opened window of the application was not observed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 impl From<&WindowInfo> for WindowRef {
@@ -53,6 +65,10 @@ impl From<&WindowInfo> for WindowRef {
             window_id: w.window_id.clone(),
             title: w.title.clone(),
             app: w.app.clone(),
+            state_id: None,
+            expires_in_ms: None,
+            elements: Vec::new(),
+            note: None,
         }
     }
 }

@@ -270,6 +270,20 @@ pub fn changes_text(c: &crate::changes::Changes) -> String {
             w.window_id,
             quote(&w.title, 80)
         ));
+        if let Some(id) = &w.state_id {
+            t.push_str(&format!(
+                " (gui_action it with window_id {} and state_id {id}; {} element(s)):",
+                w.window_id,
+                w.elements.len()
+            ));
+            for line in elements_outline(&w.elements).lines() {
+                t.push_str("\n  ");
+                t.push_str(line);
+            }
+        }
+        if let Some(note) = &w.note {
+            t.push_str(&format!(" ({note})"));
+        }
     }
     for w in &c.closed {
         t.push_str(&format!(

@@ -4,7 +4,10 @@
 //! How long it waits, and on what, is `settle.rs`.
 
 use crate::changes::{effect_of, element_changes, pixels_changed, window_changes, Changes, Seen};
-use crate::model::Element;
+use crate::model::{Element, WindowInfo};
+
+/// At most this many windows opened by one call are observed with it (a dialog, its menu).
+const MAX_OPENED_OBSERVED: usize = 2;
 use crate::output::{ActionOutput, ActionRequest, ObserveAfter, StateRequest};
 use crate::service::LocalGui;
 use crate::settle::{Before, Probe, SettleJob, Settled};
@@ -144,6 +147,10 @@ impl LocalGui {
             }
         }
 
+        if !last.gone && request.observe != ObserveAfter::None {
+            self.observe_opened(obs, &state_request, last.windows.as_deref(), &mut changes)
+                .await;
+        }
         if last.gone {
             out.changes = Some(changes);
             out.next = "the window closed: call gui_list to pick another window".into();
@@ -156,6 +163,15 @@ impl LocalGui {
             return;
         };
         let full = request.observe == ObserveAfter::Full;
+        if full {
+            // The whole observation replaces the change list; the opened windows' states stay.
+            if let Some(o) = Some(&changes.opened).filter(|o| !o.is_empty()) {
+                out.changes = Some(Changes {
+                    opened: o.clone(),
+                    ..Changes::default()
+                });
+            }
+        }
         let mut state = self.issue(looked);
         if request.screenshot {
             out.screenshot = state.screenshot.clone();
@@ -169,6 +185,56 @@ impl LocalGui {
             out.observation = Some(Box::new(state));
         } else {
             out.changes = Some(changes);
+        }
+    }
+
+    /// Observes the windows the actions opened in the same application (a dialog, a menu),
+    /// so their elements can be acted on with a `state_id` of their own without a `gui_state`.
+    async fn observe_opened(
+        &self,
+        acted: &Observation,
+        like: &StateRequest,
+        windows: Option<&[WindowInfo]>,
+        changes: &mut Changes,
+    ) {
+        let ours = |w: &WindowInfo| {
+            w.transient_for.as_deref() == Some(acted.window.window_id.as_str())
+                || (w.pid.is_some() && w.pid == acted.window.pid)
+        };
+        let mut observed = 0;
+        for opened in &mut changes.opened {
+            let Some(info) = windows.and_then(|ws| ws.iter().find(|w| w.window_id == opened.window_id))
+            else {
+                continue;
+            };
+            if !ours(info) {
+                continue;
+            }
+            if !info.accessible {
+                opened.note = Some("no accessibility: call gui_state for its screenshot".into());
+                continue;
+            }
+            if observed == MAX_OPENED_OBSERVED {
+                opened.note = Some("not observed (too many windows opened): call gui_state".into());
+                continue;
+            }
+            observed += 1;
+            let request = StateRequest {
+                window_id: opened.window_id.clone(),
+                screenshot: false,
+                include_elements: true,
+                query: None,
+                ..like.clone()
+            };
+            match self.look(request).await {
+                Ok(looked) => {
+                    let state = self.issue(looked);
+                    opened.state_id = Some(state.state_id);
+                    opened.expires_in_ms = Some(state.expires_in_ms);
+                    opened.elements = state.elements;
+                }
+                Err(e) => opened.note = Some(format!("not observed: {} (call gui_state)", e.message)),
+            }
         }
     }
 }

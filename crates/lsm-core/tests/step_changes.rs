@@ -14,6 +14,8 @@ use std::time::{Duration, Instant};
 #[derive(Default)]
 struct App {
     checked: bool,
+    /// The "Open dialog" button shows a dialog window (0x2) of the same application.
+    dialog: bool,
     later_at: Option<Instant>,
     closed: bool,
     /// The clock label changes on every look (with events: every 20 ms, each change an event).
@@ -48,6 +50,16 @@ impl App {
 
 #[derive(Default)]
 struct Fake(Mutex<App>);
+
+fn dialog_window() -> WindowInfo {
+    WindowInfo {
+        window_id: "0x2".into(),
+        title: "Dialog".into(),
+        bounds: Rect::new(50, 50, 100, 80),
+        transient_for: Some("0x1".into()),
+        ..window()
+    }
+}
 
 fn window() -> WindowInfo {
     WindowInfo {
@@ -99,17 +111,22 @@ impl DesktopBackend for Fake {
         }
     }
     async fn list_windows(&self) -> GuiResult<Vec<WindowInfo>> {
-        Ok(if self.0.lock().unwrap().closed {
-            vec![]
-        } else {
-            vec![window()]
-        })
+        let app = self.0.lock().unwrap();
+        let mut list = Vec::new();
+        if !app.closed {
+            list.push(window());
+        }
+        if app.dialog {
+            list.push(dialog_window());
+        }
+        Ok(list)
     }
     async fn window(&self, id: &str) -> GuiResult<WindowInfo> {
-        if self.0.lock().unwrap().closed || id != "0x1" {
-            return Err(GuiError::window_not_found(id));
-        }
-        Ok(window())
+        self.list_windows()
+            .await?
+            .into_iter()
+            .find(|w| w.window_id == id)
+            .ok_or_else(|| GuiError::window_not_found(id))
     }
     async fn observe(&self, id: &str, r: &ObserveRequest) -> GuiResult<Snapshot> {
         let w = self.window(id).await?;
@@ -131,6 +148,20 @@ impl DesktopBackend for Fake {
             (Some(_), None) => format!("tick {}", app.ticks),
             (None, _) => "clock".into(),
         };
+        if id == "0x2" {
+            return Ok(Snapshot {
+                window: w,
+                scale: 1.0,
+                elements: vec![
+                    el("dialog", "dialog", "Dialog", &[], None),
+                    el("ok", "push_button", "OK", &[], Some(0)),
+                ],
+                truncated: false,
+                truncated_reason: None,
+                screenshot,
+                notes: vec![],
+            });
+        }
         let checked: &[&str] = if app.checked { &["checked"] } else { &[] };
         Ok(Snapshot {
             window: w,
@@ -149,6 +180,7 @@ impl DesktopBackend for Fake {
                 el("close", "push_button", "Close", &[], Some(0)),
                 el("plain", "label", "Plain", &[], Some(0)),
                 el("clock", "label", &clock, &[], Some(0)),
+                el("open", "push_button", "Open dialog", &[], Some(0)),
             ],
             truncated: false,
             truncated_reason: None,
@@ -175,6 +207,13 @@ impl DesktopBackend for Fake {
             }
             "later" => {
                 app.later_at = Some(Instant::now());
+                ActionOutcome::new("fake")
+            }
+            "open" | "ok" => {
+                app.dialog = e.native == "open";
+                if let Some(events) = &mut app.events {
+                    events.push(Instant::now());
+                }
                 ActionOutcome::new("fake")
             }
             "close" => {
@@ -301,6 +340,48 @@ async fn a_click_that_changes_nothing_is_no_change() {
 }
 
 #[tokio::test]
+async fn a_dialog_that_opens_is_observed_and_actable_at_once() {
+    for events in MODES {
+        let (fake, gui) = setup(events);
+        let s = observe(&gui).await;
+        let out = click(&gui, &s.state_id, &id_of(&s.elements, "Open dialog"), None)
+            .await
+            .expect("click");
+        assert_eq!(out.results[0].effect, Some(Effect::Confirmed));
+        let changes = out.changes.expect("changes");
+        let opened = &changes.opened[0];
+        assert_eq!(
+            (opened.window_id.as_str(), opened.title.as_str()),
+            ("0x2", "Dialog")
+        );
+        let ok = id_of(&opened.elements, "OK");
+        // Its own state_id acts on its elements: no gui_state in between.
+        let shut = gui
+            .action(ActionRequest {
+                window_id: "0x2".into(),
+                state_id: opened.state_id.clone().expect("the dialog's state_id"),
+                actions: json!([{"type": "click", "element_id": ok}]),
+                ..Default::default()
+            })
+            .await
+            .expect("click OK");
+        assert!(!fake.0.lock().unwrap().dialog, "OK closed the dialog");
+        assert_eq!(shut.changes.expect("changes").closed[0].window_id, "0x2");
+        // The main window's own next state_id is still good.
+        let next = out.state_id.expect("main window state_id");
+        click(&gui, &next, &id_of(&s.elements, "Feature"), None)
+            .await
+            .expect("main window acts with its own state_id");
+        // The text form names the dialog's state_id and lists its elements.
+        let text = outline::changes_text(&changes);
+        assert!(
+            text.contains("opened window 0x2") && text.contains("state_id st_") && text.contains("\"OK\""),
+            "{text}"
+        );
+    }
+}
+
+#[tokio::test]
 async fn a_button_that_closes_the_window() {
     for events in MODES {
         let (_, gui) = setup(events);
@@ -375,7 +456,7 @@ async fn observe_none_and_full() {
         assert_eq!(full.image.as_ref().map(|i| i.bytes.len()), Some(shot.bytes));
         let obs = full.observation.expect("observation");
         assert_eq!(Some(obs.state_id.clone()), full.state_id);
-        assert_eq!(obs.elements.len(), 7);
+        assert_eq!(obs.elements.len(), 8);
         let e = click(&gui, &s_id(&gui).await, "e1", Some(20_000))
             .await
             .expect_err("too long");
