@@ -390,20 +390,7 @@ mod tests {
 
     #[test]
     fn windows_opened_and_closed() {
-        let w = |id: &str| WindowInfo {
-            window_id: id.into(),
-            title: format!("T{id}"),
-            app: "a".into(),
-            app_id: String::new(),
-            pid: None,
-            bounds: Rect::new(0, 0, 1, 1),
-            focused: false,
-            minimized: false,
-            accessible: true,
-            transient_for: None,
-            modal: false,
-            blocked_by: None,
-        };
+        let w = |id: &str| WindowInfo::new(id, format!("T{id}"), "a", Rect::new(0, 0, 1, 1));
         let (o, c) = window_changes(&[w("1"), w("2")], &[w("2"), w("3")]);
         assert_eq!((o[0].window_id.as_str(), c[0].window_id.as_str()), ("3", "1"));
     }

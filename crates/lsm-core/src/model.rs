@@ -39,6 +39,32 @@ pub struct WindowInfo {
     pub blocked_by: Option<String>,
 }
 
+impl WindowInfo {
+    /// A shown, accessible window with nothing else known (no pid, not focused): the base that
+    /// backends and tests fill in.
+    pub fn new(
+        window_id: impl Into<String>,
+        title: impl Into<String>,
+        app: impl Into<String>,
+        bounds: Rect,
+    ) -> Self {
+        WindowInfo {
+            window_id: window_id.into(),
+            title: title.into(),
+            app: app.into(),
+            app_id: String::new(),
+            pid: None,
+            bounds,
+            focused: false,
+            minimized: false,
+            accessible: true,
+            transient_for: None,
+            modal: false,
+            blocked_by: None,
+        }
+    }
+}
+
 /// Which backend serves a machine and what it can do.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct BackendInfo {

@@ -188,18 +188,8 @@ mod tests {
 
     fn window() -> WindowInfo {
         WindowInfo {
-            window_id: "w1".into(),
-            title: "t".into(),
-            app: "a".into(),
-            app_id: String::new(),
-            pid: None,
-            bounds: Rect::new(0, 0, 10, 10),
             focused: true,
-            minimized: false,
-            accessible: true,
-            transient_for: None,
-            modal: false,
-            blocked_by: None,
+            ..WindowInfo::new("w1", "t", "a", Rect::new(0, 0, 10, 10))
         }
     }
 

@@ -22,18 +22,9 @@ struct Fake {
 
 fn window() -> WindowInfo {
     WindowInfo {
-        window_id: "0x1".into(),
-        title: "big".into(),
-        app: "fake".into(),
-        app_id: String::new(),
         pid: Some(1),
-        bounds: Rect::new(50, 60, LW, LH),
         focused: true,
-        minimized: false,
-        accessible: true,
-        transient_for: None,
-        modal: false,
-        blocked_by: None,
+        ..WindowInfo::new("0x1", "big", "fake", Rect::new(50, 60, LW, LH))
     }
 }
 

@@ -17,18 +17,9 @@ struct Fake {
 
 fn window(bounds: Rect) -> WindowInfo {
     WindowInfo {
-        window_id: "0x1".into(),
-        title: "fake".into(),
-        app: "fake".into(),
-        app_id: String::new(),
         pid: Some(1),
-        bounds,
         focused: true,
-        minimized: false,
-        accessible: true,
-        transient_for: None,
-        modal: false,
-        blocked_by: None,
+        ..WindowInfo::new("0x1", "fake", "fake", bounds)
     }
 }
 

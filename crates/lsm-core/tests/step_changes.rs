@@ -63,18 +63,9 @@ fn dialog_window() -> WindowInfo {
 
 fn window() -> WindowInfo {
     WindowInfo {
-        window_id: "0x1".into(),
-        title: "fake".into(),
-        app: "fake".into(),
-        app_id: String::new(),
         pid: Some(1),
-        bounds: Rect::new(0, 0, 300, 200),
         focused: true,
-        minimized: false,
-        accessible: true,
-        transient_for: None,
-        modal: false,
-        blocked_by: None,
+        ..WindowInfo::new("0x1", "fake", "fake", Rect::new(0, 0, 300, 200))
     }
 }
 

@@ -16,23 +16,9 @@ struct Scripted;
 
 fn window() -> WindowInfo {
     WindowInfo {
-        window_id: "0x1".into(),
-        title: "t".into(),
-        app: "a".into(),
-        app_id: String::new(),
         pid: Some(1),
-        bounds: Rect {
-            x: 10,
-            y: 20,
-            width: 300,
-            height: 200,
-        },
         focused: true,
-        minimized: false,
-        accessible: true,
-        transient_for: None,
-        modal: false,
-        blocked_by: None,
+        ..WindowInfo::new("0x1", "t", "a", Rect::new(10, 20, 300, 200))
     }
 }
 
