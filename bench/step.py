@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
-"""A 10-step task on the GTK3 test app and gtk3-widget-factory, done two ways through the
+"""A 14-step task on the GTK3 test app, gtk3-widget-factory and a dialog of the step app
+(tests/apps/lsm_stepapp.py), done two ways through the
 official Python MCP client (tests/lib/lsm_mcp.LsmSession), on the X11 test desktop:
 
 - new: `gui_state` once per window, then only `gui_action`, each with the previous result's
   `state_id` (elements found by their stable ids and in the change lists);
 - old: `gui_action` with observe "none", then `gui_state` after every action (a menu that is
-  not drawn yet is observed again until it is, as a client would have to).
+  not drawn yet is observed again until it is, as a client would have to; a dialog that opened
+  is found with `gui_list`, and `gui_list` follows the action that closes it).
 
 Every step's effect is checked through AT-SPI (tests/lib/atspi_probe.py), outside the timing.
 Prints calls, bytes returned (structured JSON and text) and wall time of both, and the ratios
@@ -31,6 +33,10 @@ from lsm_mcp import LsmSession, bed_env, text_of  # noqa: E402
 
 TESTAPP = "lsm_testapp.py"
 FACTORY = "gtk3-widget-factory"
+STEPAPP = "lsm_stepapp.py"
+STEP_TITLE = "lsm step bench"
+DIALOG_TITLE = "Step dialog"
+STEP_PID = [0]  # the step app this run started
 
 
 class Counter:
@@ -55,13 +61,15 @@ class Counter:
 
 
 def probe_node(app: str, name: str, **kw):
+    if app == STEPAPP:  # by pid: another copy of the step app may run
+        return run_probe(pid=STEP_PID[0], find=name, **kw)
     return run_probe(app, find=name, **kw)
 
 
-def checked(app: str, name: str) -> tuple:
-    """Which of the enabled nodes of that name are checked."""
+def checked(app: str, name: str, state: str = "checked") -> tuple:
+    """Which of the enabled nodes of that name have the state."""
     nodes = run_probe(app, find=name, all=True) or []
-    return tuple("checked" in n["states"] for n in nodes if "sensitive" in n["states"])
+    return tuple(state in n["states"] for n in nodes if "sensitive" in n["states"])
 
 
 def wait(fn, what: str, timeout: float = 5.0):
@@ -109,6 +117,14 @@ def steps(tag: str):
          lambda: checked(FACTORY, "togglebutton"), lambda b, a: checked(FACTORY, "togglebutton") != b),
         ("factory", "checkbutton", "check_box", {"type": "click"},
          lambda: checked(FACTORY, "checkbutton"), lambda b, a: checked(FACTORY, "checkbutton") != b),
+        ("factory", "page 2", "page_tab", {"type": "click"},
+         lambda: checked(FACTORY, "page 2", "selected"), lambda b, a: checked(FACTORY, "page 2", "selected") != b),
+        ("factory", "page 1", "page_tab", {"type": "click"},
+         lambda: checked(FACTORY, "page 1", "selected"), lambda b, a: checked(FACTORY, "page 1", "selected") != b),
+        ("step", "Open dialog", "push_button", {"type": "click"},
+         lambda: None, lambda b, a: probe_node(STEPAPP, "Close dialog") is not None),
+        ("dialog", "Close dialog", "push_button", {"type": "click"},
+         lambda: None, lambda b, a: probe_node(STEPAPP, "Close dialog") is None),
     ]
 
 
@@ -120,7 +136,9 @@ def windows(c: Counter) -> dict[str, str]:
             by_app["app"] = w["window_id"]
         elif w.get("app_id") == FACTORY:
             by_app["factory"] = w["window_id"]
-    assert set(by_app) == {"app", "factory"}, listed
+        elif w["title"] == STEP_TITLE:
+            by_app["step"] = w["window_id"]
+    assert set(by_app) == {"app", "factory", "step"}, listed
     return by_app
 
 
@@ -147,7 +165,13 @@ def run_new(c: Counter, wins: dict[str, str], tag: str) -> None:
         for ch in changes.get("changed", []):
             if ch["id"] in by_id:
                 by_id[ch["id"]] = {**by_id[ch["id"]], "name": ch["name"]}
-        known[key] = (out["state_id"], list(by_id.values()))
+        if out.get("state_id"):
+            known[key] = (out["state_id"], list(by_id.values()))
+        # A dialog that opened comes observed, with its own state_id.
+        for w in changes.get("opened", []):
+            if w["title"] == DIALOG_TITLE and w.get("state_id"):
+                wins["dialog"] = w["window_id"]
+                known["dialog"] = (w["state_id"], w["elements"])
         wait(lambda: check(before, None), f"step {name}")
 
 
@@ -156,6 +180,10 @@ def run_old(c: Counter, wins: dict[str, str], tag: str) -> None:
     for key, wid in wins.items():
         known[key] = c.call("gui_state", {"window_id": wid, "screenshot": False})
     for key, name, role, action, before_fn, check in steps(tag):
+        if key not in wins:  # the dialog the previous step opened: find it, then observe it
+            listed = c.call("gui_list", {})["windows"]
+            wins[key] = next(w["window_id"] for w in listed if w["title"] == DIALOG_TITLE)
+            known[key] = c.call("gui_state", {"window_id": wins[key], "screenshot": False})
         st = known[key]
         before = before_fn()
         deadline = time.monotonic() + 5
@@ -169,7 +197,11 @@ def run_old(c: Counter, wins: dict[str, str], tag: str) -> None:
                 st = c.call("gui_state", {"window_id": wins[key], "screenshot": False})
         c.call("gui_action", {"window_id": wins[key], "state_id": st["state_id"],
                               "actions": [{**action, "element_id": el["id"]}], "observe": "none"})
-        known[key] = c.call("gui_state", {"window_id": wins[key], "screenshot": False})
+        if key == "dialog":  # it closed: the client lists the windows again
+            wait(lambda: check(before, None), f"step {name}")
+            c.call("gui_list", {})
+        else:
+            known[key] = c.call("gui_state", {"window_id": wins[key], "screenshot": False})
         wait(lambda: check(before, None), f"step {name}")
 
 
@@ -181,9 +213,33 @@ def main() -> int:
     for key in ("testapp", FACTORY):
         subprocess.run(["bash", str(REPO / "tests/bed/desktop.sh"), "ensure-app", key], env=env,
                        capture_output=True, timeout=120, check=True)
+    stepapp = subprocess.Popen(["/usr/bin/python3", str(REPO / "tests/apps/lsm_stepapp.py"), STEP_TITLE],
+                               env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    STEP_PID[0] = stepapp.pid
     results = {}
     env["LSM_WEB"] = "off"
+    try:
+        run_both(env, results)
+    finally:
+        stepapp.kill()
+        stepapp.wait(10)
+    report(results)
+    return 0
+
+
+def run_both(env: dict, results: dict) -> None:
+    deadline = time.monotonic() + 30
     with LsmSession("stdio", env=env) as s:
+        while True:  # the step app registers its window and its accessibility
+            try:
+                windows(Counter(s))
+                if probe_node(STEPAPP, "Open dialog") is not None:
+                    break
+            except AssertionError:
+                pass
+            if time.monotonic() > deadline:
+                raise AssertionError("the step app's window did not appear")
+            time.sleep(0.3)
         for way, fn in (("old", run_old), ("new", run_new), ("old", run_old), ("new", run_new)):
             c = Counter(s)
             wins = windows(c)
@@ -191,6 +247,9 @@ def main() -> int:
             prev = results.get(way)
             results[way] = c if prev is None or c.seconds < prev.seconds else prev
             print(f"  {way}: " + ", ".join(c.log), file=sys.stderr)
+
+
+def report(results: dict) -> None:
     old, new = results["old"], results["new"]
     rows = [
         "| way | calls | structured bytes | text bytes | wall time |",
@@ -202,13 +261,13 @@ def main() -> int:
     ]
     table = "\n".join(rows)
     print(table)
-    print("10 steps (check box, type, set_value, right-click menu and its item, a button; a toggle button and a "
-          "check box, each twice, in gtk3-widget-factory), each effect checked through AT-SPI outside the timing; "
+    print("14 steps (test app: check box, type, set_value, right-click menu and its item, a button; "
+          "gtk3-widget-factory: a toggle button and a check box, each twice, tab page 2 and back to page 1; step app: "
+          "open a dialog and close it with its button), each effect checked through AT-SPI outside the timing; "
           "best of two runs each way, through the official Python MCP SDK over stdio.")
     out = REPO / "target" / "bench"
     out.mkdir(parents=True, exist_ok=True)
     (out / "step.md").write_text(table + "\n")
-    return 0
 
 
 if __name__ == "__main__":
