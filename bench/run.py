@@ -411,8 +411,8 @@ def measure_clicks(s, peer: Peer, win: dict, pid: int, runs: int, events: EventL
         return sc, found[0]
 
     sc, btn = lsm_button()
-    wb, b = sc["window"]["bounds"], btn["bounds"]
-    scr_x, scr_y = wb["x"] + b["x"] + b["width"] // 2, wb["y"] + b["y"] + b["height"] // 2
+    wb, (bx, by, bw, bh) = sc["window"]["bounds"], btn["bounds"]  # element bounds: [x, y, w, h]
+    scr_x, scr_y = wb["x"] + bx + bw // 2, wb["y"] + by + bh // 2
 
     def lsm_click():
         sc, btn = lsm_button()
