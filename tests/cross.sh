@@ -22,7 +22,7 @@ if ! command -v x86_64-w64-mingw32-gcc >/dev/null; then
 fi
 
 # Crates that must build for every platform without a C toolchain for it.
-portable=(-p lsm-core)
+portable=(-p lsm-core -p lsm-windows)
 for t in x86_64-pc-windows-msvc aarch64-apple-darwin; do
   echo "== clippy ${portable[*]} --target $t"
   cargo clippy "${portable[@]}" --all-targets --target "$t" --release --locked -- -D warnings
