@@ -22,7 +22,7 @@ impl Point {
 }
 
 /// An axis-aligned rectangle; `x`/`y` is the top-left corner.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Rect {
     pub x: i32,
     pub y: i32,

@@ -3,11 +3,13 @@
 //! What it decides is kept apart from the calls that carry it out, so the Linux unit tests run
 //! it: [`dpi`] (physical and logical pixels, window-relative points, SendInput's absolute
 //! coordinates over the virtual desktop), [`roles`] (UI Automation control types and properties
-//! to lsm's roles and states), [`patterns`] (which UI Automation pattern carries out an action)
-//! and [`keys`] (key names to virtual keys, text to Unicode input). The Win32 and UI Automation
+//! to lsm's roles and states), [`patterns`] (which UI Automation pattern carries out an action),
+//! [`keys`] (key names to virtual keys, text to Unicode input) and [`listing`] (which windows are
+//! listed, and whether the session has a desktop at all). The Win32 and UI Automation
 //! calls come on top of these, compiled for Windows only.
 
 pub mod dpi;
 pub mod keys;
+pub mod listing;
 pub mod patterns;
 pub mod roles;
