@@ -13,3 +13,6 @@ pub mod keys;
 pub mod listing;
 pub mod patterns;
 pub mod roles;
+
+#[cfg(windows)]
+pub mod win32;

@@ -1,0 +1,3 @@
+//! The Win32 calls (Windows only): they gather what the platform-free modules decide on.
+
+pub mod list;
