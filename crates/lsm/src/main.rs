@@ -158,7 +158,11 @@ fn connector() -> Arc<dyn BackendConnector> {
     {
         Arc::new(lsm_linux::LinuxConnector)
     }
-    #[cfg(not(all(feature = "gui", target_os = "linux")))]
+    #[cfg(all(feature = "gui", windows))]
+    {
+        Arc::new(lsm_windows::win32::WindowsConnector)
+    }
+    #[cfg(not(all(feature = "gui", any(target_os = "linux", windows))))]
     {
         Arc::new(lsm_core::NoGui {
             reason: if cfg!(feature = "gui") {

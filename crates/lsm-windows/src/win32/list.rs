@@ -80,7 +80,7 @@ fn traits_of(hwnd: HWND) -> WindowTraits {
 
 /// The visible frame: DWM's extended frame bounds (without the invisible resize borders), else
 /// the window rectangle (Wine, or DWM off).
-fn frame_of(hwnd: HWND) -> Rect {
+pub fn frame_of(hwnd: HWND) -> Rect {
     let mut r = RECT::default();
     // SAFETY: `r` is a RECT of the size passed.
     let dwm = unsafe {
