@@ -7,6 +7,7 @@
 #   -> remote benchmark (bench/remote.py --short, a controller and two workers on :71, :72)
 #   -> test desktop up -> pytest tests/e2e -> web UI polling benchmark (bench/webui.mjs --short)
 #   -> test desktop down -> GNOME Wayland suite (tests/wayland) -> KDE suite (tests/kde)
+#   -> Wine suite (tests/wine: lsm.exe under Wine)
 #   -> MCP conformance -> summary
 #
 # Every step runs even when an earlier one failed (except what cannot: no e2e without a binary);
@@ -53,8 +54,8 @@ bed_down() {
   BED_UP=0
   bash tests/bed/desktop.sh down 2>>"$LOGDIR/bed.log" || true
 }
-trap 'bed_down; wl_down; kde_down' EXIT
-trap 'bed_down; wl_down; kde_down; exit 130' INT TERM
+trap 'bed_down; wl_down; kde_down; wine_down' EXIT
+trap 'bed_down; wl_down; kde_down; wine_down; exit 130' INT TERM
 
 bed_up() {
   local out
@@ -115,6 +116,28 @@ run_kde() {
   rc=${PIPESTATUS[0]}
   KDE_PYTEST_LAST=$(grep -v '^[[:space:]]*$' "$LOGDIR/kde.log" | tail -n1)
   kde_down
+  return "$rc"
+}
+
+# The Wine suite (tests/wine): lsm.exe (windows-gnu) under Wine 8.0 on its own Xvfb, after the
+# Linux desktops are down; the bed is stopped afterwards.
+WINE_UP=0
+wine_down() {
+  ((WINE_UP)) || return 0
+  WINE_UP=0
+  bash tests/bed/wine.sh down 2>>"$LOGDIR/wine-bed.log" || true
+}
+run_wine() {
+  local rc
+  { bash tests/bed/wine.sh install && bash tests/bed/wine.sh build; } 2>>"$LOGDIR/wine-bed.log" || {
+    tail -20 "$LOGDIR/wine-bed.log"; return 1; }
+  bash tests/bed/wine.sh up >"$LOGDIR/wine-env" 2>>"$LOGDIR/wine-bed.log" || {
+    tail -20 "$LOGDIR/wine-bed.log"; return 1; }
+  WINE_UP=1
+  "$ROOT/.venv/bin/python" -m pytest tests/wine 2>&1 | tee "$LOGDIR/wine.log"
+  rc=${PIPESTATUS[0]}
+  WINE_PYTEST_LAST=$(grep -v '^[[:space:]]*$' "$LOGDIR/wine.log" | tail -n1)
+  wine_down
   return "$rc"
 }
 
@@ -182,15 +205,17 @@ if ((build_ok)); then
   bed_down
   step wayland run_wayland
   step kde run_kde
+  step wine run_wine
   step conformance bash tests/conformance/run.sh
 else
   note bench skipped 0; note remote-bench skipped 0; note bed skipped 0; note e2e skipped 0
-  note wayland skipped 0; note kde skipped 0; note conformance skipped 0
-  FAILED+=(e2e wayland kde conformance)
+  note wayland skipped 0; note kde skipped 0; note wine skipped 0; note conformance skipped 0
+  FAILED+=(e2e wayland kde wine conformance)
 fi
 bed_down
 wl_down
 kde_down
+wine_down
 
 # ------------------------------------------------------------------ summary
 section "summary ($((SECONDS - T_ALL))s)"
@@ -204,5 +229,6 @@ else
 fi
 [[ -n ${WL_PYTEST_LAST:-} ]] && echo "wayland: $WL_PYTEST_LAST"
 [[ -n ${KDE_PYTEST_LAST:-} ]] && echo "kde: $KDE_PYTEST_LAST"
+[[ -n ${WINE_PYTEST_LAST:-} ]] && echo "wine: $WINE_PYTEST_LAST"
 [[ -n $PYTEST_LAST ]] && echo "$PYTEST_LAST"
 exit "$rc"

@@ -1,0 +1,150 @@
+/* lsm's Win32 test application, for the Windows backend's tests under Wine.
+ *
+ *   lsm_wintest.exe LOGFILE
+ *
+ * A window "lsm win test" at (100,100) with a button "Press me", an edit control and a label.
+ * It records what it receives, one UTF-8 line per event, in LOGFILE (flushed at once):
+ *   ready WX WY WW WH BX BY BW BH EX EY EW EH   window rect (screen) and the button's and the
+ *                                               edit's rects (relative to the window's top-left)
+ *   pressed N                                   the button was pressed (N-th time)
+ *   text T                                      the edit's whole text after a change
+ *   wheel D                                     a wheel turn over the window (D: +120 is up)
+ *   down X Y / up X Y                           left button over the window's free area
+ *                                               (window-relative coordinates)
+ *   selectall                                   ctrl+a in the edit (Win32's edit has no ctrl+a)
+ *   moved WX WY                                 it moved itself by (40, 30): it does so when
+ *                                               the file LOGFILE.move appears (then removes it)
+ */
+#include <windows.h>
+#include <stdio.h>
+
+static FILE *logf;
+static HWND button, edit, label;
+static int presses;
+static wchar_t move_flag[MAX_PATH];
+
+static void log_line(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(logf, fmt, ap);
+    va_end(ap);
+    fputc('\n', logf);
+    fflush(logf);
+}
+
+static void rect_in_window(HWND window, HWND child, RECT *out)
+{
+    RECT w, c;
+    GetWindowRect(window, &w);
+    GetWindowRect(child, &c);
+    out->left = c.left - w.left;
+    out->top = c.top - w.top;
+    out->right = c.right - c.left;
+    out->bottom = c.bottom - c.top;
+}
+
+/* A point of the client area in window-relative coordinates. */
+static void client_to_window(HWND window, LPARAM lp, int *x, int *y)
+{
+    POINT p = {(short)LOWORD(lp), (short)HIWORD(lp)};
+    RECT w;
+    ClientToScreen(window, &p);
+    GetWindowRect(window, &w);
+    *x = p.x - w.left;
+    *y = p.y - w.top;
+}
+
+static LRESULT CALLBACK proc(HWND hwnd, UINT msg, WPARAM wp, LPARAM lp)
+{
+    int x, y;
+    switch (msg) {
+    case WM_COMMAND:
+        if ((HWND)lp == button && HIWORD(wp) == BN_CLICKED) {
+            wchar_t text[64];
+            presses++;
+            swprintf(text, 64, L"Pressed: %d", presses);
+            SetWindowTextW(label, text);
+            log_line("pressed %d", presses);
+        } else if ((HWND)lp == edit && HIWORD(wp) == EN_CHANGE) {
+            wchar_t wide[4096];
+            char utf8[16384];
+            GetWindowTextW(edit, wide, 4096);
+            WideCharToMultiByte(CP_UTF8, 0, wide, -1, utf8, sizeof utf8, NULL, NULL);
+            log_line("text %s", utf8);
+        }
+        return 0;
+    case WM_TIMER:
+        if (GetFileAttributesW(move_flag) != INVALID_FILE_ATTRIBUTES) {
+            RECT r;
+            DeleteFileW(move_flag);
+            GetWindowRect(hwnd, &r);
+            SetWindowPos(hwnd, NULL, r.left + 40, r.top + 30, 0, 0, SWP_NOSIZE | SWP_NOZORDER);
+            GetWindowRect(hwnd, &r);
+            log_line("moved %ld %ld", r.left, r.top);
+        }
+        return 0;
+    case WM_MOUSEWHEEL:
+        log_line("wheel %d", (short)HIWORD(wp));
+        return 0;
+    case WM_LBUTTONDOWN:
+        client_to_window(hwnd, lp, &x, &y);
+        log_line("down %d %d", x, y);
+        return 0;
+    case WM_LBUTTONUP:
+        client_to_window(hwnd, lp, &x, &y);
+        log_line("up %d %d", x, y);
+        return 0;
+    case WM_DESTROY:
+        PostQuitMessage(0);
+        return 0;
+    }
+    return DefWindowProcW(hwnd, msg, wp, lp);
+}
+
+int WINAPI wWinMain(HINSTANCE inst, HINSTANCE prev, PWSTR cmd, int show)
+{
+    int argc;
+    wchar_t **argv = CommandLineToArgvW(GetCommandLineW(), &argc);
+    WNDCLASSW wc = {0};
+    HWND hwnd;
+    MSG m;
+    RECT w, b, e;
+    (void)prev;
+    (void)cmd;
+    if (argc < 2 || !(logf = _wfopen(argv[1], L"ab")))
+        return 2;
+    swprintf(move_flag, MAX_PATH, L"%ls.move", argv[1]);
+    wc.lpfnWndProc = proc;
+    wc.hInstance = inst;
+    wc.hCursor = LoadCursor(NULL, IDC_ARROW);
+    wc.hbrBackground = (HBRUSH)(COLOR_WINDOW + 1);
+    wc.lpszClassName = L"LsmWinTest";
+    RegisterClassW(&wc);
+    hwnd = CreateWindowExW(0, L"LsmWinTest", L"lsm win test", WS_OVERLAPPEDWINDOW, 100, 100, 420, 260,
+                           NULL, NULL, inst, NULL);
+    button = CreateWindowExW(0, L"BUTTON", L"Press me", WS_CHILD | WS_VISIBLE | BS_PUSHBUTTON, 20, 20, 140, 36,
+                             hwnd, NULL, inst, NULL);
+    edit = CreateWindowExW(WS_EX_CLIENTEDGE, L"EDIT", L"", WS_CHILD | WS_VISIBLE | ES_AUTOHSCROLL, 20, 80, 360,
+                           28, hwnd, NULL, inst, NULL);
+    label = CreateWindowExW(0, L"STATIC", L"Pressed: 0", WS_CHILD | WS_VISIBLE, 200, 28, 160, 24, hwnd, NULL,
+                            inst, NULL);
+    ShowWindow(hwnd, show);
+    UpdateWindow(hwnd);
+    GetWindowRect(hwnd, &w);
+    rect_in_window(hwnd, button, &b);
+    rect_in_window(hwnd, edit, &e);
+    log_line("ready %ld %ld %ld %ld %ld %ld %ld %ld %ld %ld %ld %ld", w.left, w.top, w.right - w.left,
+             w.bottom - w.top, b.left, b.top, b.right, b.bottom, e.left, e.top, e.right, e.bottom);
+    SetTimer(hwnd, 1, 100, NULL);
+    while (GetMessageW(&m, NULL, 0, 0) > 0) {
+        if (m.message == WM_KEYDOWN && m.hwnd == edit && m.wParam == 'A' && (GetKeyState(VK_CONTROL) & 0x8000)) {
+            SendMessageW(edit, EM_SETSEL, 0, -1);
+            log_line("selectall");
+            continue;
+        }
+        TranslateMessage(&m);
+        DispatchMessageW(&m);
+    }
+    return 0;
+}
