@@ -108,14 +108,15 @@ class Worker:
     """One `lsm worker` process (killable, restartable), logging to `log_path`."""
 
     def __init__(self, name: str, url: str, token_file: str, pin: str | None, env: dict[str, str],
-                 prefix: list[str], log_dir: str):
+                 prefix: list[str], log_dir: str, binary: str | None = None):
         self.name, self.url, self.token_file, self.pin = name, url, token_file, pin
         self.env, self.prefix = env, prefix
+        self.binary = binary or lsm_bin()
         self.log_path = os.path.join(log_dir, f"worker-{name}.log")
         self.proc: subprocess.Popen | None = None
 
     def start(self) -> "Worker":
-        cmd = [*self.prefix, lsm_bin(), "worker", "--controller", self.url, "--name", self.name,
+        cmd = [*self.prefix, self.binary, "worker", "--controller", self.url, "--name", self.name,
                "--token-file", self.token_file]
         if self.pin:
             cmd += ["--pin", self.pin]
