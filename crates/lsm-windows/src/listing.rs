@@ -75,6 +75,22 @@ pub fn unavailable_reason(session_id: u32, input_desktop: Option<&str>) -> Optio
     }
 }
 
+/// Under Wine, whether it has a display to show windows on: Wine reads `DISPLAY` (X11) or
+/// `WAYLAND_DISPLAY` from the Unix environment; without either its null driver pretends a
+/// 1024x768 monitor on which no window appears, so lsm says so instead of listing nothing.
+pub fn wine_display_problem(
+    under_wine: bool,
+    display: Option<&str>,
+    wayland: Option<&str>,
+) -> Option<String> {
+    let set = |v: Option<&str>| v.is_some_and(|v| !v.trim().is_empty());
+    (under_wine && !set(display) && !set(wayland)).then(|| {
+        "Wine has no display: neither DISPLAY nor WAYLAND_DISPLAY is set, so no window can be shown or \
+         operated (start lsm.exe in the desktop session, with its DISPLAY)"
+            .to_string()
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -136,6 +152,21 @@ mod tests {
             frame: Rect::new(-32000, -32000, 0, 0),
             ..app()
         }));
+    }
+
+    #[test]
+    fn wine_without_a_display_says_so() {
+        assert!(wine_display_problem(true, None, None)
+            .expect("no display")
+            .contains("DISPLAY"));
+        assert!(wine_display_problem(true, Some(" "), None).is_some());
+        assert_eq!(wine_display_problem(true, Some(":81"), None), None);
+        assert_eq!(wine_display_problem(true, None, Some("wayland-0")), None);
+        assert_eq!(
+            wine_display_problem(false, None, None),
+            None,
+            "real Windows has no DISPLAY"
+        );
     }
 
     #[test]

@@ -6,7 +6,7 @@
 
 use super::{capture, input, list};
 use crate::dpi;
-use crate::listing::unavailable_reason;
+use crate::listing::{unavailable_reason, wine_display_problem};
 use async_trait::async_trait;
 use lsm_core::backend::{ActionOutcome, BackendAction, BackendConnector, DesktopBackend, Target};
 use lsm_core::geometry::{Point, Rect};
@@ -14,6 +14,7 @@ use lsm_core::model::{BackendInfo, ObserveRequest, Screenshot, Snapshot, WindowI
 use lsm_core::{ErrorCode, GuiError, GuiResult};
 use std::sync::Arc;
 use windows::Win32::Foundation::HWND;
+use windows::Win32::System::LibraryLoader::{GetModuleHandleW, GetProcAddress};
 use windows::Win32::System::RemoteDesktop::ProcessIdToSessionId;
 use windows::Win32::System::StationsAndDesktops::{
     CloseDesktop, GetUserObjectInformationW, OpenInputDesktop, DESKTOP_ACCESS_FLAGS, DESKTOP_CONTROL_FLAGS,
@@ -45,8 +46,26 @@ impl BackendConnector for WindowsConnector {
     }
 }
 
+/// Whether this process runs under Wine (its ntdll exports `wine_get_version`).
+fn under_wine() -> bool {
+    // SAFETY: lookups by name in a module every process has loaded; nothing is called.
+    unsafe {
+        GetModuleHandleW(windows::core::w!("ntdll.dll"))
+            .ok()
+            .is_some_and(|ntdll| GetProcAddress(ntdll, windows::core::s!("wine_get_version")).is_some())
+    }
+}
+
 /// Why this session cannot be operated, from the session id and the input desktop's name.
 fn session_problem() -> Option<String> {
+    let var = |k: &str| std::env::var(k).ok();
+    if let Some(why) = wine_display_problem(
+        under_wine(),
+        var("DISPLAY").as_deref(),
+        var("WAYLAND_DISPLAY").as_deref(),
+    ) {
+        return Some(why);
+    }
     let mut session = 0u32;
     // SAFETY: `session` is a valid out pointer.
     let known = unsafe { ProcessIdToSessionId(GetCurrentProcessId(), &mut session) }.is_ok();
