@@ -8,7 +8,8 @@
 #
 # Wine 8.0 has no bcryptprimitives.dll, which Rust's std needs before main (ProcessPrng):
 # tests/wine/bcryptprimitives.c stands in for it, beside lsm.exe. A crash would start Wine's
-# debugger and hang the run: winedbg is disabled. Settings: LSM_WINEBED_DIR (/tmp/lsm-winebed),
+# debugger and hang the run: winedbg is disabled; so are mscoree and mshtml, whose first-run
+# installers (Mono, Gecko) would ask in a dialog. Settings: LSM_WINEBED_DIR (/tmp/lsm-winebed),
 # LSM_WINEBED_DISPLAY (:81).
 set -uo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -28,7 +29,7 @@ print_env() {
 export DISPLAY=$DISP
 export WINEPREFIX=$DIR/prefix
 export WINEDEBUG=-all
-export WINEDLLOVERRIDES=winedbg.exe=d
+export WINEDLLOVERRIDES="mscoree,mshtml=;winedbg.exe=d"
 export LSM_WINEBED_DIR=$DIR
 export LSM_WIN_BIN=$BIN
 unset WAYLAND_DISPLAY DBUS_SESSION_BUS_ADDRESS AT_SPI_BUS_ADDRESS
