@@ -76,6 +76,28 @@ run_pytest() {
   return "$rc"
 }
 
+# start_bed NAME [VERB...]: runs tests/bed/NAME.sh with each VERB (default: up; the output of
+# `up` is the bed's environment, kept in $LOGDIR/NAME-env), its log in $LOGDIR/NAME-bed.log.
+start_bed() {
+  local name=$1 verb; shift
+  for verb in "${@:-up}"; do
+    if [[ $verb == up ]]; then
+      bash "tests/bed/$name.sh" up >"$LOGDIR/$name-env" 2>>"$LOGDIR/$name-bed.log"
+    else
+      bash "tests/bed/$name.sh" "$verb" 2>>"$LOGDIR/$name-bed.log" >&2
+    fi || { tail -20 "$LOGDIR/$name-bed.log"; return 1; }
+  done
+}
+# pytest_suite DIR VAR [NAME=VALUE...]: pytest on tests/DIR (with those variables), logged to
+# $LOGDIR/DIR.log; its last line goes into the variable VAR for the summary.
+pytest_suite() {
+  local dir=$1 var=$2 rc; shift 2
+  env "$@" "$ROOT/.venv/bin/python" -m pytest "tests/$dir" 2>&1 | tee "$LOGDIR/$dir.log"
+  rc=${PIPESTATUS[0]}
+  printf -v "$var" '%s' "$(grep -v '^[[:space:]]*$' "$LOGDIR/$dir.log" | tail -n1)"
+  return "$rc"
+}
+
 # The Wayland suite (tests/wayland) on a headless GNOME Shell (tests/bed/wayland.sh), after the
 # X11 desktop is down (two cores); the shell is stopped afterwards.
 WL_UP=0
@@ -86,12 +108,10 @@ wl_down() {
 }
 run_wayland() {
   local rc
-  bash tests/bed/wayland.sh up >"$LOGDIR/wayland-env" 2>>"$LOGDIR/wayland-bed.log" || {
-    tail -20 "$LOGDIR/wayland-bed.log"; return 1; }
+  start_bed wayland || return 1
   WL_UP=1
-  LSM_WL_AUTOSTART_BED=0 "$ROOT/.venv/bin/python" -m pytest tests/wayland 2>&1 | tee "$LOGDIR/wayland.log"
-  rc=${PIPESTATUS[0]}
-  WL_PYTEST_LAST=$(grep -v '^[[:space:]]*$' "$LOGDIR/wayland.log" | tail -n1)
+  pytest_suite wayland WL_PYTEST_LAST LSM_WL_AUTOSTART_BED=0
+  rc=$?
   # Its benchmark lines (bench/wayland.py: fails only on errors, never on a missed target).
   timeout -k 10 240 "$ROOT/.venv/bin/python" bench/wayland.py --short 2>&1 | tee "$LOGDIR/wayland-bench.log"
   ((PIPESTATUS[0] == 0)) || { echo ">>> bench/wayland.py failed"; rc=1; }
@@ -109,12 +129,10 @@ kde_down() {
 }
 run_kde() {
   local rc
-  bash tests/bed/kde.sh up >"$LOGDIR/kde-env" 2>>"$LOGDIR/kde-bed.log" || {
-    tail -20 "$LOGDIR/kde-bed.log"; return 1; }
+  start_bed kde || return 1
   KDE_UP=1
-  LSM_KDE_AUTOSTART_BED=0 "$ROOT/.venv/bin/python" -m pytest tests/kde 2>&1 | tee "$LOGDIR/kde.log"
-  rc=${PIPESTATUS[0]}
-  KDE_PYTEST_LAST=$(grep -v '^[[:space:]]*$' "$LOGDIR/kde.log" | tail -n1)
+  pytest_suite kde KDE_PYTEST_LAST LSM_KDE_AUTOSTART_BED=0
+  rc=$?
   kde_down
   return "$rc"
 }
@@ -129,14 +147,10 @@ wine_down() {
 }
 run_wine() {
   local rc
-  { bash tests/bed/wine.sh install && bash tests/bed/wine.sh build; } 2>>"$LOGDIR/wine-bed.log" || {
-    tail -20 "$LOGDIR/wine-bed.log"; return 1; }
-  bash tests/bed/wine.sh up >"$LOGDIR/wine-env" 2>>"$LOGDIR/wine-bed.log" || {
-    tail -20 "$LOGDIR/wine-bed.log"; return 1; }
+  start_bed wine install build up || return 1
   WINE_UP=1
-  "$ROOT/.venv/bin/python" -m pytest tests/wine 2>&1 | tee "$LOGDIR/wine.log"
-  rc=${PIPESTATUS[0]}
-  WINE_PYTEST_LAST=$(grep -v '^[[:space:]]*$' "$LOGDIR/wine.log" | tail -n1)
+  pytest_suite wine WINE_PYTEST_LAST
+  rc=$?
   wine_down
   return "$rc"
 }

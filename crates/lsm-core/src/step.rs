@@ -75,7 +75,7 @@ impl LocalGui {
         out.settle_ms = Some(started.elapsed().as_millis() as u64);
         // The image is of the settled window: one more look, with the screenshot, is the
         // observation everything below reports on.
-        if request.screenshot && !last.gone && request.observe != ObserveAfter::None {
+        if request.screenshot && !last.gone {
             let shot_request = StateRequest {
                 screenshot: true,
                 ..state_request.clone()
@@ -147,10 +147,10 @@ impl LocalGui {
             }
         }
 
-        if !last.gone && request.observe != ObserveAfter::None {
-            self.observe_opened(obs, &state_request, last.windows.as_deref(), &mut changes)
-                .await;
-        }
+        // Also when the acted-on window closed: what replaced it (the next step of a wizard, the
+        // main window after a login) is where the model goes on.
+        self.observe_opened(obs, &state_request, last.windows.as_deref(), &mut changes)
+            .await;
         if last.gone {
             out.changes = Some(changes);
             out.next = "the window closed: call gui_list to pick another window".into();
@@ -162,16 +162,6 @@ impl LocalGui {
                 Some("the window could not be observed after the actions: call gui_state".into());
             return;
         };
-        let full = request.observe == ObserveAfter::Full;
-        if full {
-            // The whole observation replaces the change list; the opened windows' states stay.
-            if let Some(o) = Some(&changes.opened).filter(|o| !o.is_empty()) {
-                out.changes = Some(Changes {
-                    opened: o.clone(),
-                    ..Changes::default()
-                });
-            }
-        }
         let mut state = self.issue(looked);
         if request.screenshot {
             out.screenshot = state.screenshot.clone();
@@ -181,7 +171,14 @@ impl LocalGui {
         out.expires_in_ms = Some(state.expires_in_ms);
         out.next =
             "act again with state_id (single-use, like gui_state's), or call gui_state to re-sync".into();
-        if full {
+        if request.observe == ObserveAfter::Full {
+            // The whole observation replaces the change list; the opened windows' states stay.
+            if !changes.opened.is_empty() {
+                out.changes = Some(Changes {
+                    opened: std::mem::take(&mut changes.opened),
+                    ..Changes::default()
+                });
+            }
             out.observation = Some(Box::new(state));
         } else {
             out.changes = Some(changes);

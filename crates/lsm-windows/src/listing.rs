@@ -45,11 +45,11 @@ pub fn listed(w: &WindowTraits) -> bool {
 }
 
 /// Why this process's session has no desktop lsm can operate, or `None` when it has one.
-/// `session_id` is `ProcessIdToSessionId` of this process; `input_desktop` the name of the
-/// desktop that receives input (`OpenInputDesktop` + `GetUserObjectInformationW`), `None` when
-/// it cannot be opened.
-pub fn unavailable_reason(session_id: u32, input_desktop: Option<&str>) -> Option<String> {
-    if session_id == 0 {
+/// `session_id` is `ProcessIdToSessionId` of this process (`None` when it could not be read);
+/// `input_desktop` the name of the desktop that receives input (`OpenInputDesktop` +
+/// `GetUserObjectInformationW`), `None` when it cannot be opened.
+pub fn unavailable_reason(session_id: Option<u32>, input_desktop: Option<&str>) -> Option<String> {
+    if session_id == Some(0) {
         return Some(
             "lsm runs in session 0 (a Windows service), which has no interactive desktop: run it in \
              the user's logon session, e.g. as a scheduled task at logon"
@@ -171,17 +171,17 @@ mod tests {
 
     #[test]
     fn sessions_without_a_desktop_say_why() {
-        assert!(unavailable_reason(0, Some("Default"))
+        assert!(unavailable_reason(Some(0), Some("Default"))
             .expect("service")
             .contains("scheduled task"));
-        assert!(unavailable_reason(1, None).is_some());
-        assert!(unavailable_reason(2, Some("Winlogon"))
+        assert!(unavailable_reason(Some(1), None).is_some());
+        assert!(unavailable_reason(Some(2), Some("Winlogon"))
             .expect("locked")
             .contains("locked"));
-        assert!(unavailable_reason(1, Some("Screen-saver"))
+        assert!(unavailable_reason(Some(1), Some("Screen-saver"))
             .expect("other")
             .contains("Screen-saver"));
-        assert_eq!(unavailable_reason(1, Some("Default")), None);
-        assert_eq!(unavailable_reason(3, Some("default")), None);
+        assert_eq!(unavailable_reason(Some(1), Some("Default")), None);
+        assert_eq!(unavailable_reason(None, Some("default")), None);
     }
 }

@@ -89,7 +89,7 @@ fn session_problem() -> Option<String> {
                 ok.then(|| String::from_utf16_lossy(&name[..len]))
             })
     };
-    unavailable_reason(if known { session } else { 1 }, desktop.as_deref())
+    unavailable_reason(known.then_some(session), desktop.as_deref())
 }
 
 async fn blocking<T: Send + 'static>(f: impl FnOnce() -> GuiResult<T> + Send + 'static) -> GuiResult<T> {
@@ -123,11 +123,9 @@ fn frame_and_dpi(window_id: &str) -> GuiResult<(HWND, Rect, u32)> {
 pub struct Win32Backend;
 
 impl Win32Backend {
+    /// The listed window with this id, read alone (no enumeration of every window).
     fn find(window_id: &str) -> GuiResult<WindowInfo> {
-        list::list_windows()
-            .into_iter()
-            .find(|w| w.window_id == window_id)
-            .ok_or_else(|| GuiError::window_not_found(window_id))
+        list::window_info(hwnd_of(window_id)?).ok_or_else(|| GuiError::window_not_found(window_id))
     }
 }
 

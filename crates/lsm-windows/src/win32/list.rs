@@ -34,15 +34,16 @@ pub fn list_windows() -> Vec<WindowInfo> {
         // An Err here means the enumeration stopped early: what was gathered is still good.
         let _ = EnumWindows(Some(collect), LPARAM(&mut handles as *mut Vec<HWND> as isize));
     }
+    handles.into_iter().filter_map(window_info).collect()
+}
+
+/// One window as `gui_list` shows it, or `None` when it is not listed (hidden, cloaked, a tool
+/// window…), read without enumerating the others.
+pub fn window_info(hwnd: HWND) -> Option<WindowInfo> {
+    let traits = traits_of(hwnd);
     // SAFETY: plain query without arguments.
     let foreground = unsafe { GetForegroundWindow() };
-    handles
-        .into_iter()
-        .filter_map(|hwnd| {
-            let traits = traits_of(hwnd);
-            listed(&traits).then(|| info_of(hwnd, &traits, hwnd == foreground))
-        })
-        .collect()
+    listed(&traits).then(|| info_of(hwnd, &traits, hwnd == foreground))
 }
 
 unsafe extern "system" fn collect(hwnd: HWND, param: LPARAM) -> BOOL {
