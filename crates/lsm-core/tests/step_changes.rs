@@ -172,6 +172,7 @@ impl DesktopBackend for Fake {
                 el("plain", "label", "Plain", &[], Some(0)),
                 el("clock", "label", &clock, &[], Some(0)),
                 el("open", "push_button", "Open dialog", &[], Some(0)),
+                el("swap", "push_button", "Next", &[], Some(0)),
             ],
             truncated: false,
             truncated_reason: None,
@@ -202,6 +203,15 @@ impl DesktopBackend for Fake {
             }
             "open" | "ok" => {
                 app.dialog = e.native == "open";
+                if let Some(events) = &mut app.events {
+                    events.push(Instant::now());
+                }
+                ActionOutcome::new("fake")
+            }
+            "swap" => {
+                // A wizard's next step: this window goes, the next one comes.
+                app.closed = true;
+                app.dialog = true;
                 if let Some(events) = &mut app.events {
                     events.push(Instant::now());
                 }
@@ -373,6 +383,30 @@ async fn a_dialog_that_opens_is_observed_and_actable_at_once() {
 }
 
 #[tokio::test]
+async fn the_window_that_replaces_a_closed_one_comes_observed() {
+    for events in MODES {
+        let (_, gui) = setup(events);
+        let s = observe(&gui).await;
+        let out = click(&gui, &s.state_id, &id_of(&s.elements, "Next"), None)
+            .await
+            .expect("click");
+        assert_eq!(out.state_id, None, "the acted-on window is gone");
+        let changes = out.changes.expect("changes");
+        assert_eq!(changes.closed[0].window_id, "0x1");
+        let next = &changes.opened[0];
+        assert_eq!(next.window_id, "0x2");
+        gui.action(ActionRequest {
+            window_id: "0x2".into(),
+            state_id: next.state_id.clone().expect("the new window's state_id"),
+            actions: json!([{"type": "click", "element_id": id_of(&next.elements, "OK")}]),
+            ..Default::default()
+        })
+        .await
+        .expect("acts on the new window without gui_state");
+    }
+}
+
+#[tokio::test]
 async fn a_button_that_closes_the_window() {
     for events in MODES {
         let (_, gui) = setup(events);
@@ -447,7 +481,7 @@ async fn observe_none_and_full() {
         assert_eq!(full.image.as_ref().map(|i| i.bytes.len()), Some(shot.bytes));
         let obs = full.observation.expect("observation");
         assert_eq!(Some(obs.state_id.clone()), full.state_id);
-        assert_eq!(obs.elements.len(), 8);
+        assert_eq!(obs.elements.len(), 9);
         let e = click(&gui, &s_id(&gui).await, "e1", Some(20_000))
             .await
             .expect_err("too long");
