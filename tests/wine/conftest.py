@@ -49,6 +49,8 @@ class WinApp:
         self.window = tuple(n[0:4])  # screen x, y, w, h
         self.button = tuple(n[4:8])  # window-relative x, y, w, h
         self.edit = tuple(n[8:12])
+        self.check = tuple(n[12:16])
+        self.secret = tuple(n[16:20])
 
     def lines(self) -> list[str]:
         try:

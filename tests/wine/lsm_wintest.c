@@ -2,26 +2,41 @@
  *
  *   lsm_wintest.exe LOGFILE
  *
- * A window "lsm win test" at (100,100) with a button "Press me", an edit control and a label.
- * It records what it receives, one UTF-8 line per event, in LOGFILE (flushed at once):
- *   ready WX WY WW WH BX BY BW BH EX EY EW EH   window rect (screen) and the button's and the
- *                                               edit's rects (relative to the window's top-left)
+ * A window "lsm win test" at (100,100) with a button "Press me", an edit control, a label, a
+ * check box "Remember me" and a password field. It records what it receives, one UTF-8 line
+ * per event, in LOGFILE (flushed at once):
+ *   ready WX WY WW WH BX BY BW BH EX EY EW EH CX CY CW CH PX PY PW PH
+ *                                               window rect (screen) and the button's, the
+ *                                               edit's, the check box's and the password
+ *                                               field's rects (relative to the window's top-left)
  *   pressed N                                   the button was pressed (N-th time)
  *   text T                                      the edit's whole text after a change
  *   wheel D                                     a wheel turn over the window (D: +120 is up)
  *   down X Y / up X Y                           left button over the window's free area
  *                                               (window-relative coordinates)
  *   selectall                                   ctrl+a in the edit (Win32's edit has no ctrl+a)
+ *   checked 0|1                                 the check box was clicked, its new state
+ *   secret N                                    the password field holds N characters (never
+ *                                               its text)
  *   moved WX WY                                 it moved itself by (40, 30): it does so when
  *                                               the file LOGFILE.move appears (then removes it)
+ *   recreated                                   it replaced its button by a new one with the
+ *                                               same caption when LOGFILE.recreate appeared
  */
 #include <windows.h>
 #include <stdio.h>
 
 static FILE *logf;
-static HWND button, edit, label;
+static HWND button, edit, label, check, secret;
 static int presses;
-static wchar_t move_flag[MAX_PATH];
+static wchar_t move_flag[MAX_PATH], recreate_flag[MAX_PATH];
+static HINSTANCE instance;
+
+static HWND make_button(HWND parent)
+{
+    return CreateWindowExW(0, L"BUTTON", L"Press me", WS_CHILD | WS_VISIBLE | WS_TABSTOP | BS_PUSHBUTTON, 20, 20,
+                           140, 36, parent, NULL, instance, NULL);
+}
 
 static void log_line(const char *fmt, ...)
 {
@@ -72,6 +87,10 @@ static LRESULT CALLBACK proc(HWND hwnd, UINT msg, WPARAM wp, LPARAM lp)
             GetWindowTextW(edit, wide, 4096);
             WideCharToMultiByte(CP_UTF8, 0, wide, -1, utf8, sizeof utf8, NULL, NULL);
             log_line("text %s", utf8);
+        } else if ((HWND)lp == check && HIWORD(wp) == BN_CLICKED) {
+            log_line("checked %d", SendMessageW(check, BM_GETCHECK, 0, 0) == BST_CHECKED ? 1 : 0);
+        } else if ((HWND)lp == secret && HIWORD(wp) == EN_CHANGE) {
+            log_line("secret %d", GetWindowTextLengthW(secret));
         }
         return 0;
     case WM_TIMER:
@@ -82,6 +101,12 @@ static LRESULT CALLBACK proc(HWND hwnd, UINT msg, WPARAM wp, LPARAM lp)
             SetWindowPos(hwnd, NULL, r.left + 40, r.top + 30, 0, 0, SWP_NOSIZE | SWP_NOZORDER);
             GetWindowRect(hwnd, &r);
             log_line("moved %ld %ld", r.left, r.top);
+        }
+        if (GetFileAttributesW(recreate_flag) != INVALID_FILE_ATTRIBUTES) {
+            DeleteFileW(recreate_flag);
+            DestroyWindow(button);
+            button = make_button(hwnd);
+            log_line("recreated");
         }
         return 0;
     case WM_MOUSEWHEEL:
@@ -109,12 +134,14 @@ int WINAPI wWinMain(HINSTANCE inst, HINSTANCE prev, PWSTR cmd, int show)
     WNDCLASSW wc = {0};
     HWND hwnd;
     MSG m;
-    RECT w, b, e;
+    RECT w, b, e, c, p;
     (void)prev;
     (void)cmd;
     if (argc < 2 || !(logf = _wfopen(argv[1], L"ab")))
         return 2;
     swprintf(move_flag, MAX_PATH, L"%ls.move", argv[1]);
+    swprintf(recreate_flag, MAX_PATH, L"%ls.recreate", argv[1]);
+    instance = inst;
     wc.lpfnWndProc = proc;
     wc.hInstance = inst;
     wc.hCursor = LoadCursor(NULL, IDC_ARROW);
@@ -123,19 +150,26 @@ int WINAPI wWinMain(HINSTANCE inst, HINSTANCE prev, PWSTR cmd, int show)
     RegisterClassW(&wc);
     hwnd = CreateWindowExW(0, L"LsmWinTest", L"lsm win test", WS_OVERLAPPEDWINDOW, 100, 100, 420, 260,
                            NULL, NULL, inst, NULL);
-    button = CreateWindowExW(0, L"BUTTON", L"Press me", WS_CHILD | WS_VISIBLE | BS_PUSHBUTTON, 20, 20, 140, 36,
-                             hwnd, NULL, inst, NULL);
+    button = make_button(hwnd);
     edit = CreateWindowExW(WS_EX_CLIENTEDGE, L"EDIT", L"", WS_CHILD | WS_VISIBLE | ES_AUTOHSCROLL, 20, 80, 360,
                            28, hwnd, NULL, inst, NULL);
     label = CreateWindowExW(0, L"STATIC", L"Pressed: 0", WS_CHILD | WS_VISIBLE, 200, 28, 160, 24, hwnd, NULL,
                             inst, NULL);
+    /* Below the free area the tests scroll and drag in. */
+    check = CreateWindowExW(0, L"BUTTON", L"Remember me", WS_CHILD | WS_VISIBLE | WS_TABSTOP | BS_AUTOCHECKBOX, 20,
+                            185, 150, 24, hwnd, NULL, inst, NULL);
+    secret = CreateWindowExW(WS_EX_CLIENTEDGE, L"EDIT", L"", WS_CHILD | WS_VISIBLE | ES_AUTOHSCROLL | ES_PASSWORD,
+                             200, 185, 180, 26, hwnd, NULL, inst, NULL);
     ShowWindow(hwnd, show);
     UpdateWindow(hwnd);
     GetWindowRect(hwnd, &w);
     rect_in_window(hwnd, button, &b);
     rect_in_window(hwnd, edit, &e);
-    log_line("ready %ld %ld %ld %ld %ld %ld %ld %ld %ld %ld %ld %ld", w.left, w.top, w.right - w.left,
-             w.bottom - w.top, b.left, b.top, b.right, b.bottom, e.left, e.top, e.right, e.bottom);
+    rect_in_window(hwnd, check, &c);
+    rect_in_window(hwnd, secret, &p);
+    log_line("ready %ld %ld %ld %ld %ld %ld %ld %ld %ld %ld %ld %ld %ld %ld %ld %ld %ld %ld %ld %ld", w.left, w.top,
+             w.right - w.left, w.bottom - w.top, b.left, b.top, b.right, b.bottom, e.left, e.top, e.right, e.bottom,
+             c.left, c.top, c.right, c.bottom, p.left, p.top, p.right, p.bottom);
     SetTimer(hwnd, 1, 100, NULL);
     while (GetMessageW(&m, NULL, 0, 0) > 0) {
         if (m.message == WM_KEYDOWN && m.hwnd == edit && m.wParam == 'A' && (GetKeyState(VK_CONTROL) & 0x8000)) {

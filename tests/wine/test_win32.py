@@ -1,7 +1,8 @@
 """lsm.exe (the Windows build) under Wine 8.0 + Xvfb, driven over stdio by the official Python
 MCP client on Linux, against lsm's own Win32 test application (tests/wine/lsm_wintest.c).
 Every effect is read from the application's own log. UI Automation does not exist under
-Wine 8.0: these tests cover the Win32 half (window list, capture, SendInput)."""
+Wine 8.0: these tests cover the Win32 half (window list, capture, SendInput); test_uia.py
+holds the UI Automation tests, skipped here with lsm's reason."""
 
 from __future__ import annotations
 
@@ -42,9 +43,13 @@ def test_the_window_its_bounds_and_real_pixels(lsm, app):
     assert win["accessible"] is False and win["app"] == "lsm_wintest"
     r = lsm.call("gui_state", {"window_id": win["window_id"]})
     st = lsm.ok(r)
-    # No UI Automation here: no elements, and the observation says why.
+    # No UI Automation under Wine: no elements, and the observation and the backend say why.
     assert st["elements"] == [], st
-    assert "UI Automation is not used yet" in text_of(lsm.call("gui_list", {}))
+    reason = "UI Automation is not available: its COM class is not registered"
+    assert reason in text_of(r), text_of(r)
+    backend = lsm.call_ok("gui_list", {})["backend"]
+    assert backend["name"] == "windows-win32" and "accessibility" not in backend["capabilities"], backend
+    assert any(reason in n for n in backend["notes"]), backend
     png = image_bytes(r)
     assert png, text_of(r)
     w, h, rows = decode(png)

@@ -9,10 +9,15 @@
 //! calls come on top of these, compiled for Windows only.
 
 pub mod dpi;
+pub mod element;
+pub mod errors;
 pub mod keys;
 pub mod listing;
 pub mod patterns;
 pub mod roles;
+pub mod walk;
 
+#[cfg(windows)]
+pub mod uia;
 #[cfg(windows)]
 pub mod win32;

@@ -164,6 +164,10 @@ pub fn states_of(role: &str, s: &UiaState) -> Vec<String> {
     if s.value_read_only == Some(false) || (s.is_password && s.value_read_only.is_none()) {
         out.push("editable");
     }
+    if s.value_read_only == Some(true) {
+        // A slider or spinner that cannot be set says so too, not only text.
+        out.push("read_only");
+    }
     if s.modal {
         out.push("modal");
     }

@@ -1,18 +1,23 @@
-//! The Windows desktop behind lsm's `DesktopBackend`: the Win32 half (window list, screen
-//! capture, SendInput). UI Automation is not consulted yet, so windows have no elements and
-//! are operated by coordinates read off the screenshot, as windows without accessibility are
-//! on Linux. Every Win32 call runs on a blocking thread: a hung window costs a thread, never
-//! the server.
+//! The Windows desktop behind lsm's `DesktopBackend`: UI Automation for elements and semantic
+//! actions (on its own COM thread, see [`crate::uia`]), Win32 for the window list, capture and
+//! SendInput. Where UI Automation is missing (Wine, Server Core) windows have no elements and
+//! are operated by coordinates read off the screenshot, and every observation says why. Every
+//! Win32 call runs on a blocking thread: a hung window costs a thread, never the server.
 
 use super::{capture, input, list};
 use crate::dpi;
 use crate::listing::{unavailable_reason, wine_display_problem};
+use crate::uia::act::Press;
+use crate::uia::UiaThread;
+use crate::walk::WalkLimits;
 use async_trait::async_trait;
 use lsm_core::backend::{ActionOutcome, BackendAction, BackendConnector, DesktopBackend, Target};
 use lsm_core::geometry::{Point, Rect};
 use lsm_core::model::{BackendInfo, ObserveRequest, Screenshot, Snapshot, WindowInfo};
+use lsm_core::state::ElementRef;
 use lsm_core::{ErrorCode, GuiError, GuiResult};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 use windows::Win32::Foundation::HWND;
 use windows::Win32::System::LibraryLoader::{GetModuleHandleW, GetProcAddress};
 use windows::Win32::System::RemoteDesktop::ProcessIdToSessionId;
@@ -32,17 +37,18 @@ pub struct WindowsConnector;
 #[async_trait]
 impl BackendConnector for WindowsConnector {
     async fn connect(&self) -> GuiResult<Arc<dyn DesktopBackend>> {
-        blocking(|| {
+        let uia = blocking(|| {
             if let Some(why) = session_problem() {
                 return Err(GuiError::unavailable(why));
             }
             // Physical pixels from every call; refused when already set (a manifest): fine.
             // SAFETY: a process-wide setting without pointers.
             let _ = unsafe { SetProcessDpiAwarenessContext(DPI_AWARENESS_CONTEXT_PER_MONITOR_AWARE_V2) };
-            Ok(())
+            // COM and UI Automation start here, at the first GUI call, never before.
+            Ok(UiaThread::start().map(Arc::new))
         })
         .await?;
-        Ok(Arc::new(Win32Backend))
+        Ok(Arc::new(WindowsBackend { uia }))
     }
 }
 
@@ -120,50 +126,75 @@ fn frame_and_dpi(window_id: &str) -> GuiResult<(HWND, Rect, u32)> {
     Ok((hwnd, list::frame_of(hwnd), dpi_value))
 }
 
-pub struct Win32Backend;
+/// How long one element action may take on the UI Automation thread (re-verification, the
+/// pattern call, the effect read back).
+const ACTION_TIMEOUT: Duration = Duration::from_secs(10);
+/// What a walk may overrun its budget by (the call in flight at the deadline).
+const WALK_GRACE: Duration = Duration::from_secs(4);
 
-impl Win32Backend {
+pub struct WindowsBackend {
+    /// The UI Automation client, or why there is none.
+    uia: Result<Arc<UiaThread>, String>,
+}
+
+impl WindowsBackend {
     /// The listed window with this id, read alone (no enumeration of every window).
     fn find(window_id: &str) -> GuiResult<WindowInfo> {
         list::window_info(hwnd_of(window_id)?).ok_or_else(|| GuiError::window_not_found(window_id))
+    }
+
+    fn accessible(&self, mut w: WindowInfo) -> WindowInfo {
+        w.accessible = self.uia.is_ok();
+        w
+    }
+
+    fn uia(&self) -> GuiResult<Arc<UiaThread>> {
+        self.uia
+            .clone()
+            .map_err(|why| GuiError::new(ErrorCode::UnsupportedAction, why))
     }
 }
 
 const COVERED_NOTE: &str = "the screenshot is copied from the screen: windows on top of this one show in it";
 
 #[async_trait]
-impl DesktopBackend for Win32Backend {
+impl DesktopBackend for WindowsBackend {
     fn info(&self) -> BackendInfo {
+        let mut capabilities = vec!["windows", "raw_input", "unicode_typing", "screenshot"];
+        let mut notes = Vec::new();
+        match &self.uia {
+            Ok(_) => capabilities.extend(["accessibility", "semantic_actions", "set_value"]),
+            Err(why) => notes.push(why.clone()),
+        }
         BackendInfo {
-            name: "windows-win32".into(),
+            name: if self.uia.is_ok() {
+                "windows-uia"
+            } else {
+                "windows-win32"
+            }
+            .into(),
             platform: "windows".into(),
             session: "desktop".into(),
-            capabilities: ["windows", "raw_input", "unicode_typing", "screenshot"]
-                .into_iter()
-                .map(String::from)
-                .collect(),
-            notes: vec![
-                "UI Automation is not used yet: windows have no elements; act by coordinates read off the \
-                 screenshot"
-                    .into(),
-            ],
+            capabilities: capabilities.into_iter().map(String::from).collect(),
+            notes,
         }
     }
 
     async fn list_windows(&self) -> GuiResult<Vec<WindowInfo>> {
-        blocking(|| Ok(list::list_windows())).await
+        let windows = blocking(|| Ok(list::list_windows())).await?;
+        Ok(windows.into_iter().map(|w| self.accessible(w)).collect())
     }
 
     async fn window(&self, window_id: &str) -> GuiResult<WindowInfo> {
         let id = window_id.to_string();
-        blocking(move || Win32Backend::find(&id)).await
+        Ok(self.accessible(blocking(move || WindowsBackend::find(&id)).await?))
     }
 
     async fn observe(&self, window_id: &str, request: &ObserveRequest) -> GuiResult<Snapshot> {
         let id = window_id.to_string();
         let shoot = request.screenshot;
-        blocking(move || {
-            let window = Win32Backend::find(&id)?;
+        let base = blocking(move || {
+            let window = WindowsBackend::find(&id)?;
             let (_, frame, dpi_value) = frame_and_dpi(&id)?;
             let screenshot = if shoot && !window.minimized {
                 Some(Screenshot {
@@ -173,44 +204,108 @@ impl DesktopBackend for Win32Backend {
             } else {
                 None
             };
-            Ok(Snapshot {
-                window,
-                scale: dpi::scale_of(dpi_value),
-                elements: Vec::new(),
-                truncated: false,
-                truncated_reason: None,
-                notes: screenshot
-                    .as_ref()
-                    .map(|_| COVERED_NOTE.to_string())
-                    .into_iter()
-                    .collect(),
-                screenshot,
-            })
+            Ok((window, frame, dpi_value, screenshot))
         })
-        .await
+        .await?;
+        let (window, frame, dpi_value, screenshot) = base;
+        let mut notes: Vec<String> = screenshot
+            .as_ref()
+            .map(|_| COVERED_NOTE.to_string())
+            .into_iter()
+            .collect();
+        let (mut elements, mut truncated_reason) = (Vec::new(), None);
+        if request.include_elements {
+            match &self.uia {
+                Ok(uia) => {
+                    let uia = uia.clone();
+                    let hwnd = hwnd_of(window_id)?.0 as usize;
+                    let limits = WalkLimits {
+                        max_elements: request.max_elements,
+                        max_depth: request.max_depth,
+                        include_hidden: request.include_hidden || request.query.is_some(),
+                        deadline: Instant::now() + request.walk_budget,
+                        frame,
+                        dpi: dpi_value,
+                    };
+                    let bound = request.walk_budget + WALK_GRACE;
+                    let walked = blocking(move || {
+                        uia.run(bound, move |client| {
+                            let walked = client.walk_window(HWND(hwnd as *mut std::ffi::c_void), &limits)?;
+                            Ok((walked.elements, walked.truncated_reason, walked.skipped_note))
+                        })
+                    })
+                    .await?;
+                    elements = walked.0;
+                    truncated_reason = walked.1;
+                    notes.extend(walked.2);
+                }
+                Err(why) => notes.push(why.clone()),
+            }
+        }
+        Ok(Snapshot {
+            window: self.accessible(window),
+            scale: dpi::scale_of(dpi_value),
+            elements,
+            truncated: truncated_reason.is_some(),
+            truncated_reason,
+            notes,
+            screenshot,
+        })
     }
 
     async fn perform(&self, window: &WindowInfo, action: &BackendAction) -> GuiResult<ActionOutcome> {
         let id = window.window_id.clone();
         let action = action.clone();
+        let uia = self.uia();
         blocking(move || {
             let (hwnd, frame, dpi_value) = frame_and_dpi(&id)?;
+            let on_uia = |job: ElementJob| -> GuiResult<ElementAnswer> {
+                let uia = uia.clone()?;
+                let raw = hwnd.0 as usize;
+                uia.run(ACTION_TIMEOUT, move |client| {
+                    let hwnd = HWND(raw as *mut std::ffi::c_void);
+                    Ok(match job {
+                        ElementJob::Press(r) => ElementAnswer::Press(client.press(hwnd, &r)?),
+                        ElementJob::Centre(r) => ElementAnswer::Point(client.centre(hwnd, &r)?),
+                        ElementJob::SetValue(r, v) => ElementAnswer::Done(client.set_value(hwnd, &r, &v)?),
+                        ElementJob::Focus(r) => ElementAnswer::Done(client.focus(hwnd, &r)?),
+                        ElementJob::Type(r, t) => ElementAnswer::Done(client.type_into(hwnd, &r, &t)?),
+                    })
+                })
+            };
             let at = |p: Point| dpi::window_point_to_screen(f64::from(p.x), f64::from(p.y), frame, dpi_value);
             let point = |t: &Target| match t {
                 Target::Point(p) => Ok(at(*p)),
-                Target::Element(_) => Err(no_elements()),
+                Target::Element(r) => match on_uia(ElementJob::Centre(r.clone()))? {
+                    ElementAnswer::Point(p) => Ok(p),
+                    _ => Err(GuiError::backend("the element's position could not be read")),
+                },
             };
             let centre = Point::new(frame.width / 2, frame.height / 2);
             // SAFETY: a live window handle; refusal is reported below, not an error.
             let foreground = unsafe { SetForegroundWindow(hwnd) }.as_bool();
-            match &action {
+            let outcome = match &action {
+                BackendAction::Click {
+                    target: Target::Element(r),
+                    button: lsm_core::input::MouseButton::Left,
+                    count: 1,
+                } => match on_uia(ElementJob::Press(r.clone()))? {
+                    ElementAnswer::Press(Press::Done(outcome)) => outcome,
+                    ElementAnswer::Press(Press::AtPoint(x, y)) => {
+                        input::click(x, y, lsm_core::input::MouseButton::Left, 1)?;
+                        sent("the click at the element's centre (it has no pattern for it)")
+                    }
+                    _ => return Err(GuiError::backend("unexpected answer from UI Automation")),
+                },
                 BackendAction::Click { target, button, count } => {
                     let (x, y) = point(target)?;
                     input::click(x, y, *button, *count)?;
+                    sent("the click")
                 }
                 BackendAction::Move { target } => {
                     let (x, y) = point(target)?;
                     input::pointer_move(x, y)?;
+                    ActionOutcome::new("sendinput").unverified("the pointer was moved; hover effects are not read back")
                 }
                 BackendAction::Scroll { target, delta_x, delta_y } => {
                     let (x, y) = match target {
@@ -218,18 +313,35 @@ impl DesktopBackend for Win32Backend {
                         None => at(centre),
                     };
                     input::scroll(x, y, *delta_x, *delta_y)?;
+                    sent("the scroll")
                 }
-                BackendAction::Drag { from, to, button } => input::drag(point(from)?, at(*to), *button)?,
-                BackendAction::Type { element: Some(_), .. } => return Err(no_elements()),
-                BackendAction::Type { element: None, text } => input::type_text(text)?,
-                BackendAction::Key { combo } => input::key_combo(combo)?,
-                BackendAction::SetValue { .. } | BackendAction::Focus { element: Some(_) } => {
-                    return Err(no_elements())
+                BackendAction::Drag { from, to, button } => {
+                    input::drag(point(from)?, at(*to), *button)?;
+                    sent("the drag")
                 }
-                BackendAction::Focus { element: None } => {}
-            }
-            let outcome = ActionOutcome::new("sendinput");
-            Ok(if foreground {
+                BackendAction::Type { element: Some(r), text } => done(on_uia(ElementJob::Type(r.clone(), text.clone()))?)?,
+                BackendAction::Type { element: None, text } => {
+                    input::type_text(text)?;
+                    sent("the text")
+                }
+                BackendAction::Key { combo } => {
+                    input::key_combo(combo)?;
+                    sent("the key")
+                }
+                BackendAction::SetValue { element, value } => {
+                    done(on_uia(ElementJob::SetValue(element.clone(), value.clone()))?)?
+                }
+                BackendAction::Focus { element: Some(r) } => done(on_uia(ElementJob::Focus(r.clone()))?)?,
+                BackendAction::Focus { element: None } => {
+                    let out = ActionOutcome::new("set_foreground_window");
+                    if foreground {
+                        out.verified("the window is in the foreground")
+                    } else {
+                        out.unverified("Windows refused to bring the window to the front")
+                    }
+                }
+            };
+            Ok(if foreground || matches!(action, BackendAction::Focus { element: None }) {
                 outcome
             } else {
                 outcome.with_detail("Windows refused to bring the window to the front; the input went to the foreground window")
@@ -239,9 +351,29 @@ impl DesktopBackend for Win32Backend {
     }
 }
 
-fn no_elements() -> GuiError {
-    GuiError::new(
-        ErrorCode::UnsupportedAction,
-        "this Windows backend has no UI Automation yet: act by x/y read off the screenshot",
-    )
+/// A job for the UI Automation thread, on one observed element.
+enum ElementJob {
+    Press(ElementRef),
+    Centre(ElementRef),
+    SetValue(ElementRef, String),
+    Focus(ElementRef),
+    Type(ElementRef, String),
+}
+
+enum ElementAnswer {
+    Press(Press),
+    Point((i32, i32)),
+    Done(ActionOutcome),
+}
+
+fn done(answer: ElementAnswer) -> GuiResult<ActionOutcome> {
+    match answer {
+        ElementAnswer::Done(outcome) => Ok(outcome),
+        _ => Err(GuiError::backend("unexpected answer from UI Automation")),
+    }
+}
+
+/// Raw input that was sent; its effect is for the observation to show.
+fn sent(what: &str) -> ActionOutcome {
+    ActionOutcome::new("sendinput").unverified(format!("{what} was sent; the effect is not read back"))
 }
