@@ -50,6 +50,10 @@ def test_the_window_its_bounds_and_real_pixels(lsm, app):
     backend = lsm.call_ok("gui_list", {})["backend"]
     assert backend["name"] == "windows-win32" and "accessibility" not in backend["capabilities"], backend
     assert any(reason in n for n in backend["notes"]), backend
+    # Wine has neither Windows Graphics Capture nor a PrintWindow that draws another process's
+    # window: the capture falls back to the screen, and says so and why.
+    text = text_of(r)
+    assert "copied from the screen" in text and "PrintWindow: it drew nothing" in text, text
     png = image_bytes(r)
     assert png, text_of(r)
     w, h, rows = decode(png)

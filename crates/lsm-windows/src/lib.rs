@@ -14,6 +14,7 @@ pub mod errors;
 pub mod keys;
 pub mod listing;
 pub mod patterns;
+pub mod pixels;
 pub mod roles;
 pub mod walk;
 

@@ -155,8 +155,6 @@ impl WindowsBackend {
     }
 }
 
-const COVERED_NOTE: &str = "the screenshot is copied from the screen: windows on top of this one show in it";
-
 #[async_trait]
 impl DesktopBackend for WindowsBackend {
     fn info(&self) -> BackendInfo {
@@ -195,24 +193,25 @@ impl DesktopBackend for WindowsBackend {
         let shoot = request.screenshot;
         let base = blocking(move || {
             let window = WindowsBackend::find(&id)?;
-            let (_, frame, dpi_value) = frame_and_dpi(&id)?;
-            let screenshot = if shoot && !window.minimized {
-                Some(Screenshot {
-                    image: capture::capture_screen_rect(frame)?,
-                    occluded: true,
-                })
+            let (hwnd, frame, dpi_value) = frame_and_dpi(&id)?;
+            let captured = if shoot && !window.minimized {
+                Some(capture::capture_window(hwnd, frame)?)
             } else {
                 None
             };
-            Ok((window, frame, dpi_value, screenshot))
+            Ok((window, frame, dpi_value, captured))
         })
         .await?;
-        let (window, frame, dpi_value, screenshot) = base;
-        let mut notes: Vec<String> = screenshot
+        let (window, frame, dpi_value, captured) = base;
+        let mut notes: Vec<String> = captured
             .as_ref()
-            .map(|_| COVERED_NOTE.to_string())
+            .and_then(|c| c.note.clone())
             .into_iter()
             .collect();
+        let screenshot = captured.map(|c| Screenshot {
+            image: c.image,
+            occluded: c.occluded,
+        });
         let (mut elements, mut truncated_reason) = (Vec::new(), None);
         if request.include_elements {
             match &self.uia {

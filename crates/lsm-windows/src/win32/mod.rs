@@ -4,5 +4,6 @@ pub mod backend;
 pub mod capture;
 pub mod input;
 pub mod list;
+pub mod wgc;
 
 pub use backend::WindowsConnector;
