@@ -340,7 +340,8 @@ impl DesktopBackend for WindowsBackend {
                     }
                 }
             };
-            Ok(if foreground || matches!(action, BackendAction::Focus { element: None }) {
+            // Only raw input goes wherever the foreground is; patterns reach the control itself.
+            Ok(if foreground || outcome.method != "sendinput" {
                 outcome
             } else {
                 outcome.with_detail("Windows refused to bring the window to the front; the input went to the foreground window")
