@@ -58,7 +58,7 @@ pub fn parse<T: DeserializeOwned + JsonSchema>(args: &JsonObject) -> GuiResult<T
             None => {}
             Some(v) => {
                 check(name, &kind, v, needed)?;
-                checked.insert(name.clone(), v.clone());
+                checked.insert(name.clone(), whole(&kind, v));
             }
         }
     }
@@ -82,8 +82,14 @@ fn check(name: &str, kind: &Kind, v: &Value, required: bool) -> GuiResult<()> {
         (Kind::Count { max }, Value::Number(n)) => match (n.as_u64(), n.as_f64()) {
             (Some(v), _) if v <= *max => Ok(()),
             (Some(v), _) => Err(far_above(name, v as f64)),
-            // Whole but beyond u64: far over any limit.
-            (None, Some(f)) if f.is_finite() && f >= 0.0 && f.fract() == 0.0 => Err(far_above(name, f)),
+            // A whole number written as a float (`30.0`) counts as that number (see `whole`).
+            (None, Some(f)) if f.is_finite() && f >= 0.0 && f.fract() == 0.0 => {
+                if f < U64_END && f as u64 <= *max {
+                    Ok(())
+                } else {
+                    Err(far_above(name, f))
+                }
+            }
             _ => Err(GuiError::invalid(format!(
                 "{name} must be a non-negative whole number"
             ))),
@@ -99,6 +105,22 @@ fn check(name: &str, kind: &Kind, v: &Value, required: bool) -> GuiResult<()> {
             Err(GuiError::invalid(format!("{name} is {other}; use {list}")))
         }
         (Kind::Other, _) => Ok(()),
+    }
+}
+
+/// 2^64: floats below it convert to u64 exactly (when whole).
+const U64_END: f64 = 18_446_744_073_709_551_616.0;
+
+/// A checked count written as a whole float (`30.0`, as some clients send numbers) becomes the
+/// integer the struct's field deserialises from; any other value is kept as it is.
+fn whole(kind: &Kind, v: &Value) -> Value {
+    match (kind, v.as_f64()) {
+        (Kind::Count { .. }, Some(f))
+            if v.as_u64().is_none() && f >= 0.0 && f < U64_END && f.fract() == 0.0 =>
+        {
+            Value::from(f as u64)
+        }
+        _ => v.clone(),
     }
 }
 

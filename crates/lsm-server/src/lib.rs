@@ -1,7 +1,9 @@
 //! Transports of lsm over the shared `GuiService`: MCP over stdio and Streamable HTTP, and the
 //! web UI (`web`).
 
-mod args;
+// Public only for the fuzz targets (tests/prop_args.rs): not an API.
+#[doc(hidden)]
+pub mod args;
 pub mod http;
 pub mod machines;
 pub mod mcp;
