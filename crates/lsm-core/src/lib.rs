@@ -12,6 +12,7 @@ pub use geometry::{Point, Rect};
 pub use image::{EncodedImage, ImageFormat, RgbaImage};
 pub use input::{KeyCombo, Modifier, MouseButton};
 pub mod action;
+pub mod audit;
 pub mod backend;
 pub mod changes;
 pub mod ids;

@@ -150,6 +150,9 @@ pub struct ActionRequest {
     /// Attach the settled window's screenshot (in the format the observation asked for).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub screenshot: bool,
+    /// Who asked (an MCP session), for the audit log; never a credential.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub caller: Option<String>,
 }
 
 /// What `gui_action` observes after its actions.
@@ -253,4 +256,7 @@ pub struct HumanActionRequest {
     pub geometry: Rect,
     /// Actions as for `gui_action`, with window-relative logical `x`/`y` and no `element_id`.
     pub actions: serde_json::Value,
+    /// Who asked (a web UI session's public label), for the audit log; never a credential.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub caller: Option<String>,
 }

@@ -2,6 +2,7 @@
 //! over a [`DesktopBackend`] plus the [`StateStore`].
 
 use crate::action::{parse_actions, ActionResult, ActionSpec, Where};
+use crate::audit::{self, AuditLog, Face};
 use crate::backend::{BackendAction, BackendConnector, Check, DesktopBackend, Target};
 use crate::error::{ErrorCode, GuiError, GuiResult};
 use crate::ids::ElementIds;
@@ -43,6 +44,8 @@ pub struct LocalGui {
     store: StateStore,
     /// Element ids that stay with their controls across observations.
     ids: ElementIds,
+    /// Where every input that reached the desktop is recorded (None: not recorded).
+    audit: Option<Arc<AuditLog>>,
 }
 
 /// Slack over a backend's own budgets before we call it hung.
@@ -58,7 +61,14 @@ impl LocalGui {
             backend: Mutex::new(None),
             store,
             ids: ElementIds::new(),
+            audit: None,
         }
+    }
+
+    /// Records every input that reaches the desktop in `log`.
+    pub fn with_audit(mut self, log: Arc<AuditLog>) -> Self {
+        self.audit = Some(log);
+        self
     }
 
     pub fn limits(&self) -> &Limits {
@@ -496,12 +506,27 @@ impl GuiService for LocalGui {
             ));
         }
         let specs = parse_actions(&request.actions, &self.limits)?;
-        let before = self.before_actions(&obs, &request).await?;
-        let mut out = self.run_actions(&obs, &specs, Caller::Model).await?;
-        if request.observe != ObserveAfter::None {
-            self.observe_after(&obs, before, &request, &mut out).await;
+        let result = async {
+            let before = self.before_actions(&obs, &request).await?;
+            let mut out = self.run_actions(&obs, &specs, Caller::Model).await?;
+            if request.observe != ObserveAfter::None {
+                self.observe_after(&obs, before, &request, &mut out).await;
+            }
+            Ok(out)
         }
-        Ok(out)
+        .await;
+        if let Some(log) = &self.audit {
+            let secret = audit::secret_text_actions(&specs, &obs.elements, |p| obs.space.point_to_logical(p));
+            log.write(audit::Record {
+                machine: &self.machine,
+                face: Face::Mcp,
+                who: request.caller.as_deref().unwrap_or("unknown"),
+                window: &obs.window,
+                actions: audit::mask_texts(&request.actions, &secret, audit::MASK),
+                result: &result,
+            });
+        }
+        result
     }
 
     async fn frame(&self, request: FrameRequest) -> GuiResult<FrameOutput> {
@@ -604,7 +629,22 @@ impl GuiService for LocalGui {
             issued: std::time::Instant::now(),
             shown: None,
         };
-        self.run_actions(&obs, &specs, Caller::Human).await
+        let result = self.run_actions(&obs, &specs, Caller::Human).await;
+        if let Some(log) = &self.audit {
+            log.write(audit::Record {
+                machine: &self.machine,
+                face: Face::Web,
+                who: request.caller.as_deref().unwrap_or("unknown"),
+                window: &obs.window,
+                actions: audit::mask_texts(
+                    &request.actions,
+                    &audit::typing_actions(&specs),
+                    audit::MASK_HUMAN,
+                ),
+                result: &result,
+            });
+        }
+        result
     }
 }
 

@@ -274,6 +274,7 @@ fn human(geometry: Rect, actions: serde_json::Value) -> HumanActionRequest {
         window_id: "0x1".into(),
         geometry,
         actions,
+        caller: None,
     }
 }
 

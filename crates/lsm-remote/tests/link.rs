@@ -159,6 +159,7 @@ async fn calls_frames_and_offline_over_a_real_link() {
         window_id: "0x1".into(),
         geometry,
         actions: serde_json::json!([]),
+        caller: None,
     };
     assert!(m1.human_action(req(window().bounds)).await.unwrap().ok);
     let moved = Rect {
@@ -180,6 +181,7 @@ async fn calls_frames_and_offline_over_a_real_link() {
             observe: Default::default(),
             settle_ms: None,
             screenshot: false,
+            caller: None,
         };
         m.action(r).await
     });

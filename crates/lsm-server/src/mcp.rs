@@ -34,7 +34,7 @@ impl LsmMcp {
         Self { machines }
     }
 
-    async fn dispatch(&self, name: &str, args: &JsonObject) -> GuiResult<CallToolResult> {
+    async fn dispatch(&self, name: &str, args: &JsonObject, caller: &str) -> GuiResult<CallToolResult> {
         match name {
             GUI_LIST => {
                 let ListArgs { machine } = args::parse(args)?;
@@ -95,6 +95,7 @@ impl LsmMcp {
                     observe: a.observe.unwrap_or_default(),
                     settle_ms: a.settle_ms,
                     screenshot: a.screenshot.unwrap_or(false),
+                    caller: Some(caller.to_string()),
                 };
                 let mut out = self.machines.get(a.machine.as_deref())?.action(request).await?;
                 let image = out.image.take();
@@ -120,6 +121,18 @@ fn success(text: String, structured: Value, image: Option<EncodedImage>) -> Call
         ));
     }
     result
+}
+
+/// Who is calling, for the audit log: the Streamable HTTP session (its id hashed: the id lets
+/// its holder use the session), or stdio.
+fn caller_of(context: &RequestContext<RoleServer>) -> String {
+    match context.extensions.get::<axum::http::request::Parts>() {
+        Some(parts) => match parts.headers.get("mcp-session-id").and_then(|v| v.to_str().ok()) {
+            Some(id) => lsm_core::audit::session_label("mcp-http", id),
+            None => "mcp:http".into(),
+        },
+        None => "mcp:stdio".into(),
+    }
 }
 
 /// Every failure is a tool result with `isError`, a stable code and what to do next.
@@ -153,7 +166,7 @@ impl ServerHandler for LsmMcp {
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         if ![GUI_LIST, GUI_STATE, GUI_ACTION].contains(&request.name.as_ref()) {
             // MCP: an unknown tool is a JSON-RPC invalid-params error, not a tool result.
@@ -167,7 +180,7 @@ impl ServerHandler for LsmMcp {
         }
         let args = request.arguments.unwrap_or_default();
         let started = std::time::Instant::now();
-        let result = match self.dispatch(&request.name, &args).await {
+        let result = match self.dispatch(&request.name, &args, &caller_of(&context)).await {
             Ok(r) => r,
             Err(e) => {
                 tracing::info!(tool = %request.name, code = %e.code, "tool error: {}", e.message);

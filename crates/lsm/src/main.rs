@@ -110,6 +110,68 @@ struct LimitArgs {
 }
 
 #[derive(clap::Args)]
+struct AuditArgs {
+    /// Where every input lsm sends to this desktop is recorded, one JSON line each [default:
+    /// audit.jsonl in the state directory]; `off` records nothing.
+    #[arg(long, value_name = "PATH|off", env = "LSM_AUDIT_LOG")]
+    audit_log: Option<String>,
+    /// The audit log is rotated at this size (5 older files are kept).
+    #[arg(long, value_name = "BYTES", default_value_t = lsm_core::audit::DEFAULT_MAX_BYTES, env = "LSM_AUDIT_MAX_BYTES")]
+    audit_max_bytes: u64,
+}
+
+impl AuditArgs {
+    /// The audit log, or None when it is off. A log that cannot be opened is said on stderr
+    /// and lsm goes on without it.
+    fn open(&self, state_dir: Option<&std::path::Path>) -> Option<Arc<lsm_core::audit::AuditLog>> {
+        let (dir, name) = match self.audit_log.as_deref() {
+            Some("off") => return None,
+            Some(path) => {
+                let path = std::path::Path::new(path);
+                (
+                    path.parent()
+                        .map(std::path::Path::to_path_buf)
+                        .unwrap_or_default(),
+                    path.file_name().map(|n| n.to_os_string()),
+                )
+            }
+            None => match state_dir
+                .map(std::path::Path::to_path_buf)
+                .map(Ok)
+                .unwrap_or_else(lsm_core::state_dir::state_dir)
+            {
+                Ok(d) => (d, None),
+                Err(e) => {
+                    eprintln!("lsm: WARNING: no audit log ({e}); give --audit-log PATH");
+                    return None;
+                }
+            },
+        };
+        let opened = lsm_core::audit::AuditLog::open_named(
+            &dir,
+            name.as_deref()
+                .and_then(|n| n.to_str())
+                .unwrap_or(lsm_core::audit::FILE_NAME),
+            self.audit_max_bytes,
+            lsm_core::audit::DEFAULT_KEEP,
+        );
+        match opened {
+            Ok(log) => {
+                tracing::info!("audit log: {}", log.path().display());
+                Some(Arc::new(log))
+            }
+            Err(e) => {
+                eprintln!(
+                    "lsm: WARNING: the audit log in {} cannot be written ({e}); inputs are not recorded",
+                    dir.display()
+                );
+                None
+            }
+        }
+    }
+}
+
+#[derive(clap::Args)]
 struct WorkerArgs {
     /// The controller's worker link, e.g. wss://controller:7443 (ws:// only on loopback).
     #[arg(long, value_name = "URL", env = "LSM_CONTROLLER")]
@@ -126,6 +188,8 @@ struct WorkerArgs {
     pin: Option<String>,
     #[command(flatten)]
     limits: LimitArgs,
+    #[command(flatten)]
+    audit: AuditArgs,
 }
 
 #[derive(clap::Args)]
@@ -140,6 +204,8 @@ struct ServeArgs {
     worker_listen: Option<SocketAddr>,
     #[command(flatten)]
     state: StateDirArg,
+    #[command(flatten)]
+    audit: AuditArgs,
     /// Serve the web UI (Desktop page) here [default: 127.0.0.1:7710; when that port is taken,
     /// lsm goes on without it]; port 0 picks a free one; `off` disables it.
     #[arg(long, value_name = "ADDR|off", env = "LSM_WEB")]
@@ -247,7 +313,11 @@ fn setup_gnome(_args: GnomeSetupArgs) -> std::io::Result<()> {
 
 async fn serve(args: ServeArgs) -> std::io::Result<()> {
     let limits = limits(&args.limits)?;
-    let local = Arc::new(LocalGui::new(lsm_server::machines::LOCAL, limits, connector()));
+    let mut local = LocalGui::new(lsm_server::machines::LOCAL, limits, connector());
+    if let Some(log) = args.audit.open(args.state.state_dir.as_deref()) {
+        local = local.with_audit(log);
+    }
+    let local = Arc::new(local);
     let machines = match args.worker_listen {
         Some(addr) => {
             let controller = lsm_remote::Controller::new(args.state.open()?);
@@ -373,7 +443,11 @@ async fn worker(args: WorkerArgs) -> std::io::Result<()> {
     };
     let limits = limits(&args.limits)?;
     // The worker's own service and state store; a missing session answers GUI_UNAVAILABLE.
-    let gui = Arc::new(LocalGui::new(args.name.clone(), limits, connector()));
+    let mut gui = LocalGui::new(args.name.clone(), limits, connector());
+    if let Some(log) = args.audit.open(None) {
+        gui = gui.with_audit(log);
+    }
+    let gui = Arc::new(gui);
     let config = lsm_remote::WorkerConfig {
         controller: args.controller,
         name: args.name,

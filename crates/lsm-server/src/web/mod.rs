@@ -507,18 +507,21 @@ fn action_request(body: &Value) -> GuiResult<(Option<String>, HumanActionRequest
             window_id,
             geometry,
             actions,
+            caller: None,
         },
     ))
 }
 
-async fn action(State(web): State<Arc<Web>>, body: Bytes) -> Response {
+async fn action(State(web): State<Arc<Web>>, headers: HeaderMap, body: Bytes) -> Response {
     let Some(body) = parse_body(&body) else {
         return bad_body();
     };
-    let (machine, request) = match action_request(&body) {
+    let (machine, mut request) = match action_request(&body) {
         Ok(r) => r,
         Err(e) => return gui_error(e),
     };
+    // The audit log names the session without giving its cookie away.
+    request.caller = session_token(&headers).map(|t| lsm_core::audit::session_label("web", t));
     let service = match web.machines.get(machine.as_deref().filter(|m| !m.is_empty())) {
         Ok(s) => s,
         Err(e) => return gui_error(e),
