@@ -5,6 +5,7 @@
 #   setup (tests/setup.sh) -> cargo fmt --check -> cargo build --release -> clippy -> unit tests
 #   -> benchmark (bench/run.py --short, its own desktop on :90)
 #   -> remote benchmark (bench/remote.py --short, a controller and two workers on :71, :72)
+#   -> load benchmarks (bench/load.py --short on :93, bench/workers.py --short on :94)
 #   -> test desktop up -> pytest tests/e2e -> web UI polling benchmark (bench/webui.mjs --short)
 #   -> test desktop down -> GNOME Wayland suite (tests/wayland) -> KDE suite (tests/kde)
 #   -> Wine suite (tests/wine: lsm.exe under Wine)
@@ -178,6 +179,19 @@ run_remote_bench() {
   return "${PIPESTATUS[0]}"
 }
 
+# Load and leaks (bench/load.py --short, bench/workers.py --short; bench/README.md): 8 MCP
+# sessions over Streamable HTTP on one server, gui_state/gui_action pairs on test apps of a desktop
+# of its own (:93), RSS per 500 calls; then one controller, 50 workers (a few on :94), calls
+# spread over them and a controller restart. Fail only on lost or wrong answers, never on a figure.
+run_load_bench() {
+  local rc=0
+  timeout -k 10 240 "$ROOT/.venv/bin/python" bench/load.py --short 2>&1 | tee "$LOGDIR/load-bench.log"
+  ((PIPESTATUS[0] == 0)) || rc=1
+  timeout -k 10 240 "$ROOT/.venv/bin/python" bench/workers.py --short 2>&1 | tee "$LOGDIR/workers-bench.log"
+  ((PIPESTATUS[0] == 0)) || rc=1
+  return "$rc"
+}
+
 # The web UI's polling cost (bench/webui.mjs --short) on the test desktop: idle traffic and
 # frames per second in Chromium; fails only on errors, never on a missed target.
 run_webui_bench() {
@@ -209,6 +223,7 @@ step unit cargo test --workspace --release --locked
 if ((build_ok)); then
   step bench run_bench
   step remote-bench run_remote_bench
+  step load-bench run_load_bench
   if step bed bed_up; then
     step e2e run_pytest
     step webui-bench run_webui_bench
@@ -222,7 +237,7 @@ if ((build_ok)); then
   step wine run_wine
   step conformance bash tests/conformance/run.sh
 else
-  note bench skipped 0; note remote-bench skipped 0; note bed skipped 0; note e2e skipped 0
+  note bench skipped 0; note remote-bench skipped 0; note load-bench skipped 0; note bed skipped 0; note e2e skipped 0
   note wayland skipped 0; note kde skipped 0; note wine skipped 0; note conformance skipped 0
   FAILED+=(e2e wayland kde wine conformance)
 fi
