@@ -94,6 +94,11 @@ class Stats:
         self.lost = 0
         self.state_ids: set[str] = set()
         self.per_machine: dict[str, int] = {}
+        self.names: list[str] = []
+        self.desktop_names: set[str] = set()
+        # gui_list's machines list saying a machine's desktop does (not) answer when it does (not)
+        self.availability_wrong = 0
+        self.availability_examples: list[str] = []
         self.mem: list[tuple[int, dict]] = [(0, proc_mem(controller_pid))]
 
     def error(self, msg: str) -> None:
@@ -106,6 +111,24 @@ def check(name: str, args: dict, r, w: Worker, stats: Stats) -> str | None:
     """What is wrong with the answer, or None."""
     sc = r.structured_content if isinstance(r.structured_content, dict) else {}
     m = args["machine"]
+    if w.desktop and name == "gui_list":
+        if r.is_error:
+            return f"error {error_code(r)}: {text_of(r)[:300]}"
+        if sc.get("machine") != m or not any(x.get("window_id") == w.window_id for x in sc.get("windows") or []):
+            return f"machine {sc.get('machine')} without the test app's window {w.window_id}"
+        # Every machine is listed, connected; gui_list asks each whether its desktop answers.
+        listed = {x["name"]: x for x in sc.get("machines") or []}
+        missing = [n for n in stats.names if not listed.get(n, {}).get("connected")]
+        if missing:
+            return f"machines not listed as connected: {missing[:5]}"
+        for n in stats.names:
+            x = listed[n]
+            want = n in stats.desktop_names
+            if x.get("available") != want and (want or w.strict):
+                stats.availability_wrong += 1
+                stats.availability_examples.append(f"{n}: available={x.get('available')} "
+                                                   f"({x.get('unavailable_reason', '')[:120]})")
+        return None
     if w.desktop:
         if r.is_error:
             return f"error {error_code(r)}: {text_of(r)[:300]}"
@@ -354,11 +377,15 @@ def main() -> int:
                 w.window_id = asyncio.run(find_window(controller.url, w.name))
 
         stats = Stats(controller.pid)
+        stats.names = names
+        stats.desktop_names = {w.name for w in workers if w.desktop}
         calls = []
         for i in range(n_calls):
             w = workers[i % len(workers)]
-            if w.desktop:
+            if w.desktop and (i // len(workers)) % 2 == 0:
                 calls.append(("gui_state", {"machine": w.name, "window_id": w.window_id}, w))
+            elif w.desktop:
+                calls.append(("gui_list", {"machine": w.name}, w))
             elif (i // len(workers)) % 2 == 0:
                 calls.append(("gui_list", {"machine": w.name}, w))
             else:
@@ -407,6 +434,9 @@ def main() -> int:
         lines.append("")
         lines.append(f"errors: {len(stats.errors)} (lost answers {stats.lost}); answered {answered:,} of "
                      f"{stats.calls:,} calls; machines that answered: {len(stats.per_machine)} of {len(workers)}")
+        lines.append(f"gui_list on a desktop worker lists every machine and asks each whether its desktop answers: "
+                     f"{stats.availability_wrong} machine entr(y/ies) with the wrong `available` in those answers"
+                     + (f" (e.g. {'; '.join(stats.availability_examples[:3])})" if stats.availability_examples else ""))
         lines.append("")
         lines.append("| call | answers | p50 | p95 | max |")
         lines.append("|---|---:|---:|---:|---:|")
