@@ -200,6 +200,12 @@ run_webui_bench() {
   return "${PIPESTATUS[0]}"
 }
 
+# Parts that die or hang (tests/chaos): its own desktop bed on :97, started and taken down by
+# the suite, after the e2e bed is down (two cores).
+run_chaos() {
+  pytest_suite chaos CHAOS_PYTEST_LAST
+}
+
 # The one-call step against the old two-call loop (bench/step.py), on the test desktop: fails
 # on an effect not seen through AT-SPI, never on a missed goal.
 run_step_bench() {
@@ -232,14 +238,15 @@ if ((build_ok)); then
     note e2e skipped 0; FAILED+=(e2e)
   fi
   bed_down
+  step chaos run_chaos
   step wayland run_wayland
   step kde run_kde
   step wine run_wine
   step conformance bash tests/conformance/run.sh
 else
-  note bench skipped 0; note remote-bench skipped 0; note load-bench skipped 0; note bed skipped 0; note e2e skipped 0
+  note chaos skipped 0; note bench skipped 0; note remote-bench skipped 0; note load-bench skipped 0; note bed skipped 0; note e2e skipped 0
   note wayland skipped 0; note kde skipped 0; note wine skipped 0; note conformance skipped 0
-  FAILED+=(e2e wayland kde wine conformance)
+  FAILED+=(e2e chaos wayland kde wine conformance)
 fi
 bed_down
 wl_down
@@ -259,5 +266,6 @@ fi
 [[ -n ${WL_PYTEST_LAST:-} ]] && echo "wayland: $WL_PYTEST_LAST"
 [[ -n ${KDE_PYTEST_LAST:-} ]] && echo "kde: $KDE_PYTEST_LAST"
 [[ -n ${WINE_PYTEST_LAST:-} ]] && echo "wine: $WINE_PYTEST_LAST"
+[[ -n ${CHAOS_PYTEST_LAST:-} ]] && echo "chaos: $CHAOS_PYTEST_LAST"
 [[ -n $PYTEST_LAST ]] && echo "$PYTEST_LAST"
 exit "$rc"

@@ -178,6 +178,8 @@ start_xvfb() {
     if [[ -n $owner ]] && start_time "$owner" >/dev/null 2>&1; then
       die "display $DISP is in use by pid $owner, which this bed did not start (pick another LSM_BED_DISPLAY)"
     fi
+    # A killed server's lock (its pid may linger as a zombie, which Xvfb takes for alive).
+    rm -f "$lock" "/tmp/.X11-unix/X$DNUM"
   fi
   spawn xvfb Xvfb "$DISP" -screen 0 "$SCREEN_GEOM" -nolisten tcp -noreset -dpi 96
   wait_until "Xvfb on $DISP" xdpyinfo -display "$DISP"

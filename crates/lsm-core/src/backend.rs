@@ -149,6 +149,12 @@ pub trait DesktopBackend: Send + Sync {
     fn activity(&self, _window: &WindowInfo) -> Option<Activity> {
         None
     }
+    /// Why this backend must be replaced by a fresh connection before the next call (its
+    /// display server or accessibility bus went away and may be back), read without a call to
+    /// anything slow. `None`: it is fine.
+    fn stale(&self) -> Option<String> {
+        None
+    }
 }
 
 /// The relevant accessibility events (elements added or removed; states, names, values, text

@@ -80,7 +80,15 @@ impl LocalGui {
     pub(crate) async fn backend(&self) -> GuiResult<Arc<dyn DesktopBackend>> {
         let mut slot = self.backend.lock().await;
         if let Some(b) = slot.as_ref() {
-            return Ok(b.clone());
+            match b.stale() {
+                None => return Ok(b.clone()),
+                // A desktop whose server or bus was restarted is reached again without
+                // restarting lsm; until it is back, the connect below fails with the reason.
+                Some(why) => {
+                    tracing::info!("reconnecting to the desktop: {why}");
+                    *slot = None;
+                }
+            }
         }
         let b = bounded("connecting to the desktop", self.connector.connect()).await?;
         *slot = Some(b.clone());

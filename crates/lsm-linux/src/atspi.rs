@@ -422,7 +422,7 @@ impl Atspi {
             ));
         }
         let work = async {
-            let session = zbus::Connection::session()
+            let session = crate::session_bus::connect()
                 .await
                 .map_err(|e| format!("session bus: {e}"))?;
             let proxy = at::proxy::bus::BusProxy::builder(&session)

@@ -119,7 +119,13 @@ pub struct LinuxBackend {
     app_names: AppNames,
     /// Windows observed before (their first observation waits for the application).
     seen: crate::fresh::Seen,
+    /// When this backend connected (a missing accessibility bus is looked for again later).
+    connected_at: Instant,
 }
+
+/// How long an X11 desktop without an accessibility bus is used before the bus is looked for
+/// again (it may have been restarted).
+const ATSPI_RETRY: Duration = Duration::from_secs(10);
 
 /// Bound on remembered window -> frame links (cleared when reached).
 const MAX_KNOWN_FRAMES: usize = 512;
@@ -244,6 +250,7 @@ impl LinuxBackend {
             app_buses: Mutex::default(),
             app_names: AppNames::default(),
             seen: Default::default(),
+            connected_at: Instant::now(),
         }
     }
 
@@ -684,6 +691,27 @@ impl DesktopBackend for LinuxBackend {
         let done = self.run_action(window, action).await;
         self.ws_forget_windows().await;
         done
+    }
+
+    fn stale(&self) -> Option<String> {
+        if let WindowSystem::X11(x) = &self.ws {
+            // Busy with a call: that call reports a lost server itself.
+            if x.try_lock().is_ok_and(|x| x.connection_lost()) {
+                return Some(format!(
+                    "the connection to the X server ({}) was lost",
+                    self.display
+                ));
+            }
+        }
+        match (&self.atspi, &self.ws) {
+            (Some(a), _) if a.conn.is_closed() => {
+                Some("the accessibility (AT-SPI) bus connection was lost".into())
+            }
+            (None, WindowSystem::X11(_)) if self.connected_at.elapsed() >= ATSPI_RETRY => {
+                Some("looking for the accessibility (AT-SPI) bus again".into())
+            }
+            _ => None,
+        }
     }
 
     fn activity(&self, window: &WindowInfo) -> Option<Activity> {

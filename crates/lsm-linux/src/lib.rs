@@ -18,6 +18,7 @@ mod on_screen;
 mod perform;
 mod perform_check;
 pub mod session;
+mod session_bus;
 mod shm;
 mod view;
 mod walk;

@@ -155,6 +155,8 @@ pub struct X11 {
     /// MIT-SHM for captures: offered and not yet found broken.
     shm_usable: AtomicBool,
     shm_segment: Mutex<Option<shm::Segment>>,
+    /// The connection failed (the server went away): this X11 is done for.
+    lost: AtomicBool,
 }
 
 // ---------------------------------------------------------------- errors
@@ -314,6 +316,7 @@ impl X11 {
             ewmh: Mutex::new(None),
             shm_usable: AtomicBool::new(shm_usable),
             shm_segment: Mutex::new(None),
+            lost: AtomicBool::new(false),
         })
     }
 
@@ -345,6 +348,12 @@ impl X11 {
         Ok(Rect::new(0, 0, g.width as i32, g.height as i32))
     }
 
+    /// Whether the connection to the server is gone (read from the socket without blocking).
+    pub fn connection_lost(&self) -> bool {
+        self.pump();
+        self.lost.load(Ordering::Relaxed)
+    }
+
     /// Drains queued events: keeps the queue bounded, notices keymap changes (MappingNotify
     /// goes to every client) and records the time of our own PropertyNotify.
     fn pump(&self) {
@@ -357,7 +366,11 @@ impl X11 {
                 Ok(Some(Event::DamageNotify(ev))) => self.note_damage(&ev),
                 Ok(Some(Event::Error(e))) => tracing::debug!("X11 async error: {e:?}"),
                 Ok(Some(_)) => {}
-                Ok(None) | Err(_) => return,
+                Ok(None) => return,
+                Err(_) => {
+                    self.lost.store(true, Ordering::Relaxed);
+                    return;
+                }
             }
         }
     }

@@ -126,7 +126,7 @@ impl Gnome {
         let build = async {
             match bus {
                 Some(a) => zbus::connection::Builder::address(a)?.build().await,
-                None => zbus::Connection::session().await,
+                None => crate::session_bus::connect().await,
             }
         };
         let conn = tokio::time::timeout(mutter::CALL_TIMEOUT, build)

@@ -42,7 +42,7 @@ impl Kde {
         let build = async {
             match bus {
                 Some(a) => zbus::connection::Builder::address(a)?.build().await,
-                None => zbus::Connection::session().await,
+                None => crate::session_bus::connect().await,
             }
         };
         let conn = tokio::time::timeout(super::mutter::CALL_TIMEOUT, build)
