@@ -388,3 +388,95 @@ async fn an_action_on_a_window_a_modal_dialog_blocks_is_refused_before_it_runs()
     assert_eq!(details["failed_index"], 0);
     assert_eq!(ErrorCode::WindowBlocked.as_str(), "WINDOW_BLOCKED");
 }
+
+/// A desktop that goes away: `stale` says so until a new connection is made.
+struct Dying {
+    fake: Arc<Fake>,
+    stale: Arc<Mutex<Option<String>>>,
+}
+
+#[async_trait]
+impl DesktopBackend for Dying {
+    fn info(&self) -> BackendInfo {
+        self.fake.info()
+    }
+    async fn list_windows(&self) -> GuiResult<Vec<WindowInfo>> {
+        self.fake.list_windows().await
+    }
+    async fn window(&self, id: &str) -> GuiResult<WindowInfo> {
+        self.fake.window(id).await
+    }
+    async fn observe(&self, id: &str, r: &ObserveRequest) -> GuiResult<Snapshot> {
+        self.fake.observe(id, r).await
+    }
+    async fn perform(&self, w: &WindowInfo, a: &BackendAction) -> GuiResult<ActionOutcome> {
+        self.fake.perform(w, a).await
+    }
+    fn stale(&self) -> Option<String> {
+        self.stale.lock().unwrap().clone()
+    }
+}
+
+/// Counts connections; fails them while `down` (the desktop is not back yet).
+struct Reconnecting {
+    fake: Arc<Fake>,
+    connects: Arc<Mutex<usize>>,
+    down: Arc<Mutex<bool>>,
+    stale: Arc<Mutex<Option<String>>>,
+}
+
+#[async_trait]
+impl BackendConnector for Reconnecting {
+    async fn connect(&self) -> GuiResult<Arc<dyn DesktopBackend>> {
+        *self.connects.lock().unwrap() += 1;
+        if *self.down.lock().unwrap() {
+            return Err(GuiError::unavailable("cannot connect to X display :97"));
+        }
+        // A new connection is a fresh one: not stale.
+        *self.stale.lock().unwrap() = None;
+        Ok(Arc::new(Dying {
+            fake: self.fake.clone(),
+            stale: self.stale.clone(),
+        }))
+    }
+}
+
+#[tokio::test]
+async fn a_stale_backend_is_replaced_and_a_missing_desktop_is_looked_for_again() {
+    let fake = Arc::new(Fake::default());
+    *fake.bounds.lock().unwrap() = Some(Rect::new(100, 100, 200, 100));
+    let (connects, down, stale) = (
+        Arc::new(Mutex::new(0)),
+        Arc::new(Mutex::new(false)),
+        Arc::new(Mutex::new(None)),
+    );
+    let gui = LocalGui::new(
+        "local",
+        Limits::default(),
+        Arc::new(Reconnecting {
+            fake,
+            connects: connects.clone(),
+            down: down.clone(),
+            stale: stale.clone(),
+        }),
+    );
+    assert_eq!(gui.list().await.unwrap().windows.len(), 1);
+    assert_eq!(gui.list().await.unwrap().windows.len(), 1);
+    assert_eq!(*connects.lock().unwrap(), 1, "a healthy backend is kept");
+    // The X server goes away: the backend says so, and the desktop is not back yet.
+    *stale.lock().unwrap() = Some("the connection to the X server was lost".into());
+    *down.lock().unwrap() = true;
+    let e = gui.list().await.unwrap_err();
+    assert_eq!(e.code, ErrorCode::GuiUnavailable);
+    assert!(gui.list().await.is_err());
+    assert_eq!(
+        *connects.lock().unwrap(),
+        3,
+        "every call looks for the desktop again"
+    );
+    // It is back: the next call connects anew and works, in the same service.
+    *down.lock().unwrap() = false;
+    assert_eq!(gui.list().await.unwrap().windows.len(), 1);
+    assert_eq!(gui.list().await.unwrap().windows.len(), 1);
+    assert_eq!(*connects.lock().unwrap(), 4);
+}
