@@ -116,7 +116,7 @@ const U64_END: f64 = 18_446_744_073_709_551_616.0;
 fn whole(kind: &Kind, v: &Value) -> Value {
     match (kind, v.as_f64()) {
         (Kind::Count { .. }, Some(f))
-            if v.as_u64().is_none() && f >= 0.0 && f < U64_END && f.fract() == 0.0 =>
+            if v.as_u64().is_none() && (0.0..U64_END).contains(&f) && f.fract() == 0.0 =>
         {
             Value::from(f as u64)
         }

@@ -194,9 +194,14 @@ struct WorkerArgs {
 
 #[derive(clap::Args)]
 struct ServeArgs {
-    /// Serve Streamable HTTP on this address (e.g. 127.0.0.1:8765) instead of stdio.
+    /// Serve Streamable HTTP on this address (e.g. 127.0.0.1:8765) instead of stdio; beyond
+    /// loopback only with an access token.
     #[arg(long, value_name = "ADDR")]
     http: Option<SocketAddr>,
+    /// With --http: every request must carry `Authorization: Bearer <token>`, the token read
+    /// from this file (else $LSM_HTTP_TOKEN). Required on a non-loopback address.
+    #[arg(long, value_name = "PATH", requires = "http")]
+    http_token_file: Option<std::path::PathBuf>,
     #[command(flatten)]
     limits: LimitArgs,
     /// Accept remote workers on this address (e.g. 0.0.0.0:7443); off by default.
@@ -217,6 +222,12 @@ struct ServeArgs {
     /// The web UI's public origin behind a reverse proxy, e.g. https://desk.example.org.
     #[arg(long, value_name = "URL", env = "LSM_WEB_ORIGIN")]
     web_origin: Option<String>,
+    /// A web UI session unused for this many seconds ends.
+    #[arg(long, value_name = "SECS", default_value_t = 12 * 3600, env = "LSM_WEB_IDLE_TIMEOUT")]
+    web_idle_timeout: u64,
+    /// A web UI session ends this many seconds after its login, used or not.
+    #[arg(long, value_name = "SECS", default_value_t = 24 * 3600, env = "LSM_WEB_SESSION_LIFETIME")]
+    web_session_lifetime: u64,
 }
 
 fn connector() -> Arc<dyn BackendConnector> {
@@ -251,16 +262,37 @@ fn return_large_buffers_to_the_system() {
     }
 }
 
-fn main() -> std::process::ExitCode {
-    return_large_buffers_to_the_system();
-    // Logs go to stderr: stdout belongs to MCP over stdio.
-    tracing_subscriber::fmt()
+/// Logs go to stderr: stdout belongs to MCP over stdio. `LSM_LOG` picks the levels, but other
+/// crates never log below info (rmcp below warn): at debug they print whole messages (tool
+/// arguments with typed text, D-Bus calls carrying it, session ids), which must never reach a
+/// log at any level.
+fn init_logging() {
+    use tracing_subscriber::layer::SubscriberExt;
+    use tracing_subscriber::util::SubscriberInitExt;
+    use tracing_subscriber::Layer;
+    let levels =
+        tracing_subscriber::EnvFilter::try_from_env("LSM_LOG").unwrap_or_else(|_| "lsm=info,warn".into());
+    let no_payloads = tracing_subscriber::filter::filter_fn(|meta| {
+        let target = meta.target();
+        let ours = target == "lsm" || target.starts_with("lsm_") || target.starts_with("lsm::");
+        let cap = if target.starts_with("rmcp") {
+            tracing::Level::WARN
+        } else {
+            tracing::Level::INFO
+        };
+        ours || *meta.level() <= cap
+    });
+    let fmt = tracing_subscriber::fmt::layer()
         .with_writer(std::io::stderr)
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("LSM_LOG").unwrap_or_else(|_| "lsm=info,warn".into()),
-        )
-        .init();
+        .with_filter(no_payloads)
+        .with_filter(levels);
+    tracing_subscriber::registry().with(fmt).init();
+}
+
+fn main() -> std::process::ExitCode {
+    return_large_buffers_to_the_system();
+    init_logging();
     let cli = Cli::parse();
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -312,6 +344,15 @@ fn setup_gnome(_args: GnomeSetupArgs) -> std::io::Result<()> {
 }
 
 async fn serve(args: ServeArgs) -> std::io::Result<()> {
+    // Before anything listens: an open door refuses to start.
+    let http_token = match args.http {
+        Some(addr) => lsm_server::http::access_token(
+            &addr,
+            args.http_token_file.as_deref(),
+            std::env::var("LSM_HTTP_TOKEN").ok().as_deref(),
+        )?,
+        None => None,
+    };
     let limits = limits(&args.limits)?;
     let mut local = LocalGui::new(lsm_server::machines::LOCAL, limits, connector());
     if let Some(log) = args.audit.open(args.state.state_dir.as_deref()) {
@@ -341,6 +382,10 @@ async fn serve(args: ServeArgs) -> std::io::Result<()> {
         secret_file: args.web_secret_file.clone(),
         secret_env: std::env::var("LSM_WEB_SECRET").ok(),
         origin: args.web_origin.clone(),
+        sessions: lsm_server::web::auth::SessionLimits {
+            idle: Duration::from_secs(args.web_idle_timeout.max(1)),
+            lifetime: Duration::from_secs(args.web_session_lifetime.max(1)),
+        },
     };
     let web = lsm_server::web::start(machines.clone(), &web_options).await?;
     // The web UI runs beside MCP and ends with it.
@@ -353,7 +398,7 @@ async fn serve(args: ServeArgs) -> std::io::Result<()> {
     match args.http {
         Some(addr) => {
             tokio::select! {
-                r = lsm_server::http::serve_http(machines, addr) => r,
+                r = lsm_server::http::serve_http(machines, addr, http_token) => r,
                 r = web => r,
                 _ = tokio::signal::ctrl_c() => Ok(()),
             }

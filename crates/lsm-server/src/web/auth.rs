@@ -2,20 +2,33 @@
 //! on every state-changing request, and Host/Origin checks against DNS rebinding and
 //! cross-site requests.
 
-use std::collections::{HashMap, VecDeque};
+use super::throttle::Throttle;
+use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 pub const COOKIE: &str = "lsm_session";
 pub const CSRF_HEADER: &str = "x-csrf-token";
 
-/// Sessions idle this long are forgotten.
-const SESSION_IDLE: Duration = Duration::from_secs(12 * 3600);
 /// More sessions than this: the least recently used goes.
 const MAX_SESSIONS: usize = 64;
-/// Failed logins tolerated per window before logins are refused for a while.
-const MAX_FAILURES: usize = 5;
-const FAILURE_WINDOW: Duration = Duration::from_secs(30);
+
+/// How long a session lives: `idle` since its last use, `lifetime` since its login at most
+/// (a stolen cookie kept busy still ends).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SessionLimits {
+    pub idle: Duration,
+    pub lifetime: Duration,
+}
+
+impl Default for SessionLimits {
+    fn default() -> Self {
+        Self {
+            idle: Duration::from_secs(12 * 3600),
+            lifetime: Duration::from_secs(24 * 3600),
+        }
+    }
+}
 
 /// 32 random bytes as 64 hex digits.
 pub fn random_token() -> String {
@@ -37,54 +50,59 @@ pub fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
 
 struct Session {
     csrf: String,
+    created: Instant,
     last_used: Instant,
+}
+
+impl Session {
+    fn alive(&self, now: Instant, limits: &SessionLimits) -> bool {
+        now.duration_since(self.last_used) < limits.idle && now.duration_since(self.created) < limits.lifetime
+    }
 }
 
 pub enum LoginRefusal {
     /// Wrong secret (never says what was wrong).
     Refused,
-    /// Too many failures lately.
+    /// Too many failures lately from this client.
     RateLimited,
 }
 
 pub struct Auth {
     secret: String,
+    limits: SessionLimits,
     sessions: Mutex<HashMap<String, Session>>,
-    failures: Mutex<VecDeque<Instant>>,
+    throttle: Throttle,
 }
 
 impl Auth {
     pub fn new(secret: String) -> Self {
+        Self::with_limits(secret, SessionLimits::default())
+    }
+
+    pub fn with_limits(secret: String, limits: SessionLimits) -> Self {
         Self {
             secret,
+            limits,
             sessions: Mutex::new(HashMap::new()),
-            failures: Mutex::new(VecDeque::new()),
+            throttle: Throttle::default(),
         }
     }
 
-    /// Checks the secret; on success a new session: (cookie token, CSRF token).
-    pub fn login(&self, secret: &str) -> Result<(String, String), LoginRefusal> {
+    /// Checks the secret sent by `client` (see `throttle::client_key`); on success a new
+    /// session: (cookie token, CSRF token). Failures are counted per client.
+    pub fn login(&self, client: &str, secret: &str) -> Result<(String, String), LoginRefusal> {
         let now = Instant::now();
-        {
-            let mut failures = self.failures.lock().unwrap_or_else(|e| e.into_inner());
-            while failures
-                .front()
-                .is_some_and(|t| now.duration_since(*t) > FAILURE_WINDOW)
-            {
-                failures.pop_front();
-            }
-            if failures.len() >= MAX_FAILURES {
-                return Err(LoginRefusal::RateLimited);
-            }
-            if !constant_time_eq(secret.as_bytes(), self.secret.as_bytes()) {
-                failures.push_back(now);
-                return Err(LoginRefusal::Refused);
-            }
+        if self.throttle.limited(client, now) {
+            return Err(LoginRefusal::RateLimited);
+        }
+        if !constant_time_eq(secret.as_bytes(), self.secret.as_bytes()) {
+            self.throttle.failed(client, now);
+            return Err(LoginRefusal::Refused);
         }
         let token = random_token();
         let csrf = random_token();
         let mut sessions = self.sessions.lock().unwrap_or_else(|e| e.into_inner());
-        sessions.retain(|_, s| now.duration_since(s.last_used) < SESSION_IDLE);
+        sessions.retain(|_, s| s.alive(now, &self.limits));
         if sessions.len() >= MAX_SESSIONS {
             if let Some(oldest) = sessions
                 .iter()
@@ -98,6 +116,7 @@ impl Auth {
             token.clone(),
             Session {
                 csrf: csrf.clone(),
+                created: now,
                 last_used: now,
             },
         );
@@ -111,7 +130,7 @@ impl Auth {
         // Looked up by a hash map (not constant time), but the token is 256 random bits and
         // the map's hashing is keyed randomly, so timing tells nothing useful.
         let s = sessions.get_mut(token)?;
-        if now.duration_since(s.last_used) >= SESSION_IDLE {
+        if !s.alive(now, &self.limits) {
             sessions.remove(token);
             return None;
         }
@@ -266,14 +285,45 @@ mod tests {
     #[test]
     fn login_sessions_and_rate_limit() {
         let auth = Auth::new("s3cret".into());
-        let (token, csrf) = auth.login("s3cret").ok().unwrap();
+        let (token, csrf) = auth.login("a", "s3cret").ok().unwrap();
         assert_eq!(auth.session(&token), Some(csrf));
         assert_eq!(auth.session("nope"), None);
         auth.logout(&token);
         assert_eq!(auth.session(&token), None);
-        for _ in 0..MAX_FAILURES {
-            assert!(matches!(auth.login("wrong"), Err(LoginRefusal::Refused)));
+        for _ in 0..super::super::throttle::MAX_FAILURES {
+            assert!(matches!(auth.login("a", "wrong"), Err(LoginRefusal::Refused)));
         }
-        assert!(matches!(auth.login("s3cret"), Err(LoginRefusal::RateLimited)));
+        assert!(matches!(
+            auth.login("a", "s3cret"),
+            Err(LoginRefusal::RateLimited)
+        ));
+        // Another client is not locked out by the first one's failures.
+        assert!(auth.login("b", "s3cret").is_ok());
+    }
+
+    #[test]
+    fn sessions_end_at_their_lifetime_even_when_busy() {
+        let limits = SessionLimits {
+            idle: Duration::from_secs(60),
+            lifetime: Duration::from_millis(150),
+        };
+        let auth = Auth::with_limits("s3cret".into(), limits);
+        let (token, _) = auth.login("a", "s3cret").ok().unwrap();
+        for _ in 0..3 {
+            assert!(auth.session(&token).is_some());
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        std::thread::sleep(Duration::from_millis(150));
+        assert_eq!(auth.session(&token), None);
+        let idle = Auth::with_limits(
+            "s3cret".into(),
+            SessionLimits {
+                idle: Duration::from_millis(50),
+                lifetime: Duration::from_secs(60),
+            },
+        );
+        let (token, _) = idle.login("a", "s3cret").ok().unwrap();
+        std::thread::sleep(Duration::from_millis(80));
+        assert_eq!(idle.session(&token), None);
     }
 }

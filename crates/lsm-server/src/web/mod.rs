@@ -2,22 +2,26 @@
 //! (geometry-checked human input), on this machine or a connected worker, through `Machines`.
 //!
 //! Every URL the page uses is relative, so the UI works under a reverse proxy's path prefix.
-//! JSON errors are `{"error": {"code", "message"}}`; auth failures use the web-only codes
-//! `AUTH_REQUIRED` (401), `LOGIN_REFUSED` (401), `RATE_LIMITED` (429), `CSRF_REFUSED`,
-//! `ORIGIN_REFUSED` and `HOST_REFUSED` (403).
+//! JSON errors are `{"error": {"code", "message"}}` (`errors`); auth failures use the web-only
+//! codes `AUTH_REQUIRED` (401), `LOGIN_REFUSED` (401), `RATE_LIMITED` (429), `CSRF_REFUSED`,
+//! `ORIGIN_REFUSED` and `HOST_REFUSED` (403); the framework's own `NOT_FOUND` (404) and
+//! `METHOD_NOT_ALLOWED` (405).
 
 pub mod auth;
+mod errors;
+mod throttle;
 
 use crate::Machines;
-use auth::{Allowed, Auth, LoginRefusal, PublicOrigin};
+use auth::{Allowed, Auth, LoginRefusal, PublicOrigin, SessionLimits};
 use axum::body::{Body, Bytes};
-use axum::extract::{Query, Request, State};
+use axum::extract::{ConnectInfo, Query, Request, State};
 use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use axum::{Json, Router};
-use lsm_core::{ErrorCode, FrameRequest, GuiError, GuiResult, HumanActionRequest, ImageFormat, Rect};
+use axum::{Extension, Json, Router};
+use errors::{error, gui_error};
+use lsm_core::{FrameRequest, GuiError, GuiResult, HumanActionRequest, ImageFormat, Rect};
 use serde_json::{json, Value};
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -46,6 +50,8 @@ struct Web {
     machines: Arc<Machines>,
     auth: Auth,
     allowed: Allowed,
+    /// Behind a reverse proxy: login throttling tells clients apart by their forwarded address.
+    behind_proxy: bool,
 }
 
 /// A bound, not yet serving web UI.
@@ -58,8 +64,17 @@ pub struct WebUi {
     pub generated_secret: Option<String>,
 }
 
-/// Binds the web UI's listener.
+/// Binds the web UI's listener, with the default session limits.
 pub async fn bind(machines: Arc<Machines>, config: WebConfig) -> std::io::Result<WebUi> {
+    bind_with(machines, config, SessionLimits::default()).await
+}
+
+/// Binds the web UI's listener; sessions live as `sessions` says.
+pub async fn bind_with(
+    machines: Arc<Machines>,
+    config: WebConfig,
+    sessions: SessionLimits,
+) -> std::io::Result<WebUi> {
     let listener = tokio::net::TcpListener::bind(config.addr).await?;
     let bound = listener.local_addr()?;
     let (secret, generated_secret) = match config.secret {
@@ -78,8 +93,9 @@ pub async fn bind(machines: Arc<Machines>, config: WebConfig) -> std::io::Result
     let url = format!("http://{host}:{}/", bound.port());
     let web = Arc::new(Web {
         machines,
-        auth: Auth::new(secret),
+        auth: Auth::with_limits(secret, sessions),
         allowed,
+        behind_proxy: config.public_origin.is_some(),
     });
     Ok(WebUi {
         listener,
@@ -94,9 +110,14 @@ impl WebUi {
         self.listener.local_addr()
     }
 
-    /// Serves until the process stops.
+    /// Serves until the process stops. The peer's address reaches the handlers (login
+    /// throttling is per client).
     pub async fn run(self) -> std::io::Result<()> {
-        axum::serve(self.listener, self.app).await
+        axum::serve(
+            self.listener,
+            self.app.into_make_service_with_connect_info::<SocketAddr>(),
+        )
+        .await
     }
 }
 
@@ -138,27 +159,6 @@ fn asset(content_type: &'static str, body: &'static str) -> Response {
         .into_response()
 }
 
-fn error(status: StatusCode, code: &str, message: impl Into<String>) -> Response {
-    let body = json!({"error": {"code": code, "message": message.into()}});
-    (status, [(header::CACHE_CONTROL, "no-store")], Json(body)).into_response()
-}
-
-fn gui_error(e: GuiError) -> Response {
-    let status = match e.code {
-        ErrorCode::InvalidArgument | ErrorCode::UnsupportedAction => StatusCode::BAD_REQUEST,
-        ErrorCode::MachineUnknown | ErrorCode::WindowNotFound => StatusCode::NOT_FOUND,
-        ErrorCode::WindowChanged | ErrorCode::WindowMismatch => StatusCode::CONFLICT,
-        ErrorCode::OutOfBounds => StatusCode::UNPROCESSABLE_ENTITY,
-        ErrorCode::LimitExceeded => StatusCode::PAYLOAD_TOO_LARGE,
-        ErrorCode::PermissionDenied => StatusCode::FORBIDDEN,
-        ErrorCode::MachineOffline | ErrorCode::GuiUnavailable => StatusCode::SERVICE_UNAVAILABLE,
-        ErrorCode::Timeout => StatusCode::GATEWAY_TIMEOUT,
-        ErrorCode::BackendError => StatusCode::BAD_GATEWAY,
-        _ => StatusCode::CONFLICT,
-    };
-    error(status, e.code.as_str(), e.message)
-}
-
 async fn within<T>(what: &str, fut: impl std::future::Future<Output = GuiResult<T>>) -> GuiResult<T> {
     tokio::time::timeout(CALL_TIMEOUT, fut)
         .await
@@ -171,24 +171,13 @@ fn session_token(headers: &HeaderMap) -> Option<&str> {
 }
 
 /// Host and Origin on every request; a session on every API call but login; the session's
-/// CSRF token on every state-changing API call. Security headers on every answer.
+/// CSRF token on every state-changing API call. Every answer, the framework's errors too, in
+/// the JSON error format and with the security headers.
 async fn guard(State(web): State<Arc<Web>>, req: Request, next: Next) -> Response {
-    let mut res = match refusal(&web, &req) {
+    errors::finish(match refusal(&web, &req) {
         None => next.run(req).await,
         Some(refused) => refused,
-    };
-    let h = res.headers_mut();
-    h.insert("x-content-type-options", HeaderValue::from_static("nosniff"));
-    h.insert("x-frame-options", HeaderValue::from_static("DENY"));
-    h.insert("referrer-policy", HeaderValue::from_static("no-referrer"));
-    h.insert(
-        "content-security-policy",
-        HeaderValue::from_static(
-            "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' blob:; \
-             connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
-        ),
-    );
-    res
+    })
 }
 
 /// Why the request is refused, if it is.
@@ -279,12 +268,19 @@ fn is_https(web: &Web, headers: &HeaderMap) -> bool {
             .is_some_and(|p| p.eq_ignore_ascii_case("https"))
 }
 
-async fn login(State(web): State<Arc<Web>>, headers: HeaderMap, body: Bytes) -> Response {
+async fn login(
+    State(web): State<Arc<Web>>,
+    // Absent when the router is served without connect info (then one shared bucket).
+    peer: Option<Extension<ConnectInfo<SocketAddr>>>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
     let Some(body) = parse_body(&body) else {
         return bad_body();
     };
     let secret = body.get("secret").and_then(Value::as_str).unwrap_or("");
-    match web.auth.login(secret) {
+    let client = throttle::client_key(peer.map(|p| p.0 .0.ip()), &headers, web.behind_proxy);
+    match web.auth.login(&client, secret) {
         Ok((token, csrf)) => {
             let secure = if is_https(&web, &headers) { "; Secure" } else { "" };
             let cookie = format!(
@@ -310,7 +306,7 @@ async fn login(State(web): State<Arc<Web>>, headers: HeaderMap, body: Bytes) -> 
         Err(LoginRefusal::RateLimited) => error(
             StatusCode::TOO_MANY_REQUESTS,
             "RATE_LIMITED",
-            "too many failed logins; wait half a minute",
+            "too many failed logins from here; wait half a minute",
         ),
     }
 }
@@ -544,6 +540,7 @@ pub struct WebOptions {
     /// `LSM_WEB_SECRET`.
     pub secret_env: Option<String>,
     pub origin: Option<String>,
+    pub sessions: SessionLimits,
 }
 
 /// Binds the web UI as the options say and prints its address (and a generated secret) on
@@ -578,13 +575,14 @@ pub async fn start(machines: Arc<Machines>, opts: &WebOptions) -> std::io::Resul
         .map(PublicOrigin::parse)
         .transpose()
         .map_err(std::io::Error::other)?;
-    let ui = match bind(
+    let ui = match bind_with(
         machines,
         WebConfig {
             addr,
             secret,
             public_origin,
         },
+        opts.sessions,
     )
     .await
     {
@@ -613,6 +611,7 @@ pub async fn start(machines: Arc<Machines>, opts: &WebOptions) -> std::io::Resul
 #[cfg(test)]
 mod tests {
     use super::*;
+    use lsm_core::ErrorCode;
 
     fn q(pairs: &[(&str, &str)]) -> HashMap<String, String> {
         pairs
