@@ -41,12 +41,18 @@ pub struct LocalGui {
     limits: Limits,
     connector: Arc<dyn BackendConnector>,
     backend: Mutex<Option<Arc<dyn DesktopBackend>>>,
+    /// The last failed connection, answered again for [`RETRY_CONNECT`] (a machine without a
+    /// desktop does not look for one on every call).
+    last_failure: std::sync::Mutex<Option<(std::time::Instant, GuiError)>>,
     store: StateStore,
     /// Element ids that stay with their controls across observations.
     ids: ElementIds,
     /// Where every input that reached the desktop is recorded (None: not recorded).
     audit: Option<Arc<AuditLog>>,
 }
+
+/// How long a failed connection to the desktop is answered from memory before it is tried again.
+const RETRY_CONNECT: Duration = Duration::from_millis(500);
 
 /// Slack over a backend's own budgets before we call it hung.
 const CALL_TIMEOUT: Duration = Duration::from_secs(10);
@@ -59,6 +65,7 @@ impl LocalGui {
             limits,
             connector,
             backend: Mutex::new(None),
+            last_failure: std::sync::Mutex::new(None),
             store,
             ids: ElementIds::new(),
             audit: None,
@@ -90,7 +97,20 @@ impl LocalGui {
                 }
             }
         }
-        let b = bounded("connecting to the desktop", self.connector.connect()).await?;
+        {
+            let failure = self.last_failure.lock().unwrap_or_else(|p| p.into_inner());
+            if let Some((_, e)) = failure.as_ref().filter(|(at, _)| at.elapsed() < RETRY_CONNECT) {
+                return Err(e.clone());
+            }
+        }
+        let b = match bounded("connecting to the desktop", self.connector.connect()).await {
+            Ok(b) => b,
+            Err(e) => {
+                *self.last_failure.lock().unwrap_or_else(|p| p.into_inner()) =
+                    Some((std::time::Instant::now(), e.clone()));
+                return Err(e);
+            }
+        };
         *slot = Some(b.clone());
         Ok(b)
     }
