@@ -4,6 +4,9 @@
   loaded into os.environ from `tests/bed/desktop.sh env` before any test runs; when no bed is up
   it is started (`up`, left running) unless LSM_E2E_AUTOSTART_BED=0.
 - LSM_BIN: the lsm binary under test (default target/release/lsm).
+- Every lsm a test starts logs at the most verbose level (LSM_LOG=trace) into this run's
+  directory, target/test-logs/e2e-run-*/logs (LSM_TEST_RUN_DIR; tests/lib/run_logs.py), where
+  the secrets the run used are recorded too: test_zz_logs_clean.py, last, greps the logs for them.
 - Ground truth comes from AT-SPI through tests/lib/atspi_probe.py, always in a subprocess with a
   timeout (pyatspi can deadlock; it is never imported here).
 
@@ -15,8 +18,10 @@ The MCP client fixtures live elsewhere.
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -55,7 +60,23 @@ def load_bed_env() -> dict[str, str]:
     return sets
 
 
+def start_run_dir() -> None:
+    """This run's log directory (runs older than 12 h are removed) and the most verbose logs."""
+    if not os.environ.get("LSM_TEST_RUN_DIR"):
+        logs = REPO / "target" / "test-logs"
+        logs.mkdir(parents=True, exist_ok=True)
+        # Runs of other people in the same checkout may be going on: only old ones go.
+        for old in logs.glob("e2e-run-*"):
+            if time.time() - old.stat().st_mtime > 12 * 3600:
+                shutil.rmtree(old, ignore_errors=True)
+        run = logs / time.strftime(f"e2e-run-%Y%m%d-%H%M%S-{os.getpid()}")
+        run.mkdir()
+        os.environ["LSM_TEST_RUN_DIR"] = str(run)
+    os.environ.setdefault("LSM_LOG", "trace")
+
+
 def pytest_configure(config):
+    start_run_dir()
     BED_ENV.clear()
     BED_ENV.update(load_bed_env())
 

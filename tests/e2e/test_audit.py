@@ -18,6 +18,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "lib"))
 from gui_flow import act, element, find_window, observe, wait_for  # noqa: E402
 from lsm_fixtures import *  # noqa: E402,F401,F403
 from lsm_web import WebServer  # noqa: E402
+from run_logs import record_secret  # noqa: E402
 
 TITLE = "lsm test app"
 SECRET = "hunter2-秘密"
@@ -31,6 +32,7 @@ def entries(path: Path) -> list[dict]:
 
 
 def test_model_inputs_are_recorded_and_password_text_is_not(lsm_factory, tmp_path, probe):
+    record_secret("password_text", SECRET)
     log = tmp_path / "audit.jsonl"
     s = lsm_factory("stdio", env={**os.environ, "LSM_AUDIT_LOG": str(log)})
     win = find_window(s, title=TITLE)

@@ -23,6 +23,7 @@ import pytest
 
 from conftest import REPO, restart_app
 from lsm_web import WebServer, free_port  # noqa: F401  (tests/lib)
+from run_logs import log_path, record_secret
 
 NODE = REPO / "tests" / "conformance" / "node_modules" / ".bin" / "node"
 WEBUI = REPO / "tests" / "webui"
@@ -59,6 +60,7 @@ def browser_run(lsm_bin, tmp_path_factory, bed_env):
         pin = re.search(r"--pin ([0-9a-f]{64})", r.stdout)
         assert r.returncode == 0 and token and pin, r.stdout + r.stderr
         (tmp / "token").write_text(token.group(0))
+        record_secret("worker_token", token.group(0))
         (tmp / "token").chmod(0o600)
         port = free_port()
         args = ["--worker-listen", f"127.0.0.1:{port}", "--state-dir", str(state)]
@@ -77,7 +79,7 @@ def browser_run(lsm_bin, tmp_path_factory, bed_env):
                 [str(lsm_bin), "worker", "--controller", f"wss://127.0.0.1:{port}", "--name", "w1",
                  "--token-file", str(tmp / "token"), "--pin", pin],
                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                stderr=open(tmp / "worker.log", "w"),
+                stderr=open(log_path("lsm-worker"), "w"),
             )
             env["LSM_WEBUI_REMOTE"] = "w1|lsm test app"
         SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)

@@ -11,10 +11,14 @@
         s.url                          # http://127.0.0.1:PORT/mcp
         s.raw_call("gui_list", '{}')   # raw JSON text as the arguments (NaN, 1e999, ...)
 
+    with mcp_http(env, headers={"Authorization": "Bearer ..."}, args=["--http-token-file", path]) as s:
+        ...                            # a server that needs an access token, and a client sending it
+
 The SDK's asyncio loop runs in a background thread (anyio blocking portal); every request is
 bounded by a timeout (default 30 s, env LSM_TEST_CALL_TIMEOUT) so a hung server fails the test
 instead of hanging CI. The server process is always stopped on close; its stderr goes to a file
-(`s.stderr_path`) whose tail is appended to assertion and timeout messages.
+(`s.stderr_path`, in the test run's log directory: tests/lib/run_logs.py) whose tail is appended
+to assertion and timeout messages.
 """
 
 from __future__ import annotations
@@ -30,7 +34,6 @@ import shlex
 import signal
 import socket
 import subprocess
-import tempfile
 import time
 from pathlib import Path
 from typing import Any, Sequence
@@ -41,6 +44,8 @@ import anyio.from_thread
 from mcp import ClientSession, types
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
+
+from run_logs import log_path
 
 REPO = Path(__file__).resolve().parents[2]
 CALL_TIMEOUT = float(os.environ.get("LSM_TEST_CALL_TIMEOUT", "30"))
@@ -238,8 +243,10 @@ class LsmSession:
     def __init__(self, transport: str = "stdio", env: dict[str, str] | None = None,
                  args: Sequence[str] = (), wrapper: Sequence[str] = (),
                  timeout: float = CALL_TIMEOUT, binary: str | None = None,
-                 stderr_path: str | None = None):
+                 stderr_path: str | None = None, headers: dict[str, str] | None = None):
         assert transport in ("stdio", "http"), transport
+        # HTTP only: sent with every request (an access token: Authorization: Bearer ...).
+        self.headers = dict(headers or {})
         self.transport = transport
         self.env = dict(os.environ if env is None else env)
         self.args = list(args)
@@ -247,8 +254,7 @@ class LsmSession:
         self.timeout = timeout
         self.binary = binary or lsm_bin()
         if stderr_path is None:
-            fd, stderr_path = tempfile.mkstemp(prefix=f"lsm-{transport}-", suffix=".stderr.log")
-            os.close(fd)
+            stderr_path = log_path(f"lsm-{transport}")
         self.stderr_path = stderr_path
         self.url: str | None = None
         self.port: int | None = None
@@ -288,6 +294,9 @@ class LsmSession:
             cmd = [*self.wrapper, self.binary, "serve", *self.args]
             params = StdioServerParameters(command=cmd[0], args=cmd[1:], env=self.env, cwd=str(REPO))
             transport_cm = stdio_client(params, errlog=self._errfile)
+        elif self.headers:
+            from mcp.shared._httpx_utils import create_mcp_http_client
+            transport_cm = _with_client(create_mcp_http_client(headers=self.headers), self.url)
         else:
             transport_cm = streamable_http_client(self.url)
         async with transport_cm as (read, write):
@@ -418,8 +427,16 @@ class LsmSession:
         For payloads the SDK cannot serialise (NaN, 1e999). Returns the JSON-RPC response dict.
         """
         assert self.transport == "http" and self.url, "raw_call needs the HTTP transport"
-        with RawHttp(self.url, timeout=self.timeout if timeout is None else timeout) as raw:
+        with RawHttp(self.url, timeout=self.timeout if timeout is None else timeout, headers=self.headers) as raw:
             return raw.call_tool_raw(name, arguments_json)
+
+
+@contextlib.asynccontextmanager
+async def _with_client(client, url: str):
+    """streamable_http_client over our own HTTP client (its headers), closed afterwards."""
+    async with client:
+        async with streamable_http_client(url, http_client=client) as streams:
+            yield streams
 
 
 def mcp_stdio(env: dict[str, str] | None = None, **kw) -> LsmSession:
@@ -442,7 +459,10 @@ _INIT = {"jsonrpc": "2.0", "id": 0, "method": "initialize",
 class RawHttp:
     """Hand-rolled Streamable HTTP client: exact bytes on the wire, any headers."""
 
-    def __init__(self, url: str, timeout: float = CALL_TIMEOUT, initialize: bool = True):
+    def __init__(self, url: str, timeout: float = CALL_TIMEOUT, initialize: bool = True,
+                 headers: dict[str, str] | None = None):
+        # Sent with every request (an access token), unless a request overrides them.
+        self.headers = dict(headers or {})
         m = re.match(r"http://([^/:]+):(\d+)(/.*)$", url)
         assert m, url
         self.host, self.port, self.path = m.group(1), int(m.group(2)), m.group(3)
@@ -476,6 +496,7 @@ class RawHttp:
                  "MCP-Protocol-Version": PROTOCOL_VERSION}
             if self.session_id:
                 h["Mcp-Session-Id"] = self.session_id
+            h.update(self.headers)
             h.update(headers or {})
             if isinstance(body, str):
                 body = body.encode()
@@ -534,8 +555,7 @@ class RawStdio:
     def __init__(self, env: dict[str, str] | None = None, args: Sequence[str] = (),
                  wrapper: Sequence[str] = (), timeout: float = CALL_TIMEOUT, initialize: bool = True,
                  binary: str | None = None):
-        fd, self.stderr_path = tempfile.mkstemp(prefix="lsm-rawstdio-", suffix=".stderr.log")
-        os.close(fd)
+        self.stderr_path = log_path("lsm-rawstdio")
         self._err = open(self.stderr_path, "ab", buffering=0)
         self.timeout = timeout
         self.proc = subprocess.Popen([*wrapper, binary or lsm_bin(), "serve", *args],

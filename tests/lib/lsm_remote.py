@@ -27,6 +27,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from lsm_mcp import REPO, LsmSession, free_port, headless_env, lsm_bin, parse_env  # noqa: E402
+from run_logs import log_dir, record_secret, run_dir  # noqa: E402
 
 BED = REPO / "tests" / "bed" / "desktop.sh"
 PROBE = REPO / "tests" / "lib" / "atspi_probe.py"
@@ -146,6 +147,8 @@ class RemoteRig:
         # A command the controller runs under (HIDE_X11: a controller with no desktop).
         self.controller_wrapper: list[str] = []
         self.dir = tempfile.mkdtemp(prefix="lsm-remote-")
+        # Logs apart from the state (tokens): in a test run they stay for its final grep.
+        self.log_dir = log_dir("lsm-remote") if run_dir() else self.dir
         self.state_dir = os.path.join(self.dir, "state")
         self.port = free_port()
         self.beds: dict[str, dict[str, str]] = {}
@@ -169,6 +172,7 @@ class RemoteRig:
         self.pin = pin.group(1)
         path = os.path.join(self.dir, f"{name}.token")
         Path(path).write_text(token.group(1) + "\n")
+        record_secret("worker_token", token.group(1))
         os.chmod(path, 0o600)
         self.tokens[name] = path
         return path
@@ -211,7 +215,7 @@ class RemoteRig:
         listen = f"0.0.0.0:{self.port}" if self.use_netns else f"127.0.0.1:{self.port}"
         self.session = LsmSession("http", env, wrapper=self.controller_wrapper,
                                   args=["--worker-listen", listen, "--state-dir", self.state_dir],
-                                  stderr_path=os.path.join(self.dir, "controller.log")).open()
+                                  stderr_path=os.path.join(self.log_dir, "controller.log")).open()
 
     def restart_controller(self) -> None:
         assert self.session is not None
@@ -229,7 +233,7 @@ class RemoteRig:
         if prefix is None:
             prefix = ns.prefix() if ns else []
         w = Worker(name, url or self.url_for(name), token_file or self.tokens[name],
-                   self.pin if pin == "rig" else pin, env, prefix, self.dir)
+                   self.pin if pin == "rig" else pin, env, prefix, self.log_dir)
         self.workers[name] = w
         return w
 

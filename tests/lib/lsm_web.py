@@ -8,9 +8,10 @@ import os
 import re
 import socket
 import subprocess
-import tempfile
 import time
 from pathlib import Path
+
+from run_logs import log_path, record_secret, run_dir
 
 URL_RE = re.compile(r"lsm: web UI (http://[^\s#]+)(?:#secret=(\S+))?")
 
@@ -26,7 +27,8 @@ class WebServer:
 
     def __init__(self, lsm_bin: Path, *args: str, env: dict[str, str] | None = None, whole_env: bool = False,
                  wrapper: list[str] | None = None):
-        self.log = tempfile.TemporaryFile("w+")  # the server's stderr
+        self.log_path = log_path("lsm-web")
+        self.log = open(self.log_path, "w+")  # the server's stderr
         self.proc = subprocess.Popen(
             [*(wrapper or []), str(lsm_bin), "serve", "--web", "127.0.0.1:0", *args],
             stdin=subprocess.PIPE,
@@ -46,6 +48,7 @@ class WebServer:
             time.sleep(0.05)
         self.url = m.group(1)
         self.secret = m.group(2)
+        record_secret("web_secret", self.secret)
         hostport = self.url.split("//", 1)[1].rstrip("/")
         self.host, port = hostport.rsplit(":", 1)
         self.port = int(port)
@@ -64,7 +67,21 @@ class WebServer:
             parsed = json.loads(raw) if raw else None
         except ValueError:
             parsed = raw
+        self._record(path, body, r, parsed)
         return r.status, r.headers, parsed
+
+    @staticmethod
+    def _record(path: str, body, r, parsed) -> None:
+        """The credentials this exchange used or got, for the run's final grep of the logs."""
+        if r.status != 200:
+            return
+        if path.endswith("/api/login") and isinstance(body, dict) and isinstance(body.get("secret"), str):
+            record_secret("web_secret", body["secret"])
+        cookie = re.match(r"lsm_session=([^;]+)", r.headers.get("Set-Cookie") or "")
+        if cookie:
+            record_secret("session_cookie", cookie.group(1))
+        if isinstance(parsed, dict) and isinstance(parsed.get("csrf_token"), str):
+            record_secret("csrf_token", parsed["csrf_token"])
 
     def login(self, secret: str | None = None):
         status, headers, body = self.request("POST", "/api/login", {"secret": secret or self.secret})
@@ -81,3 +98,5 @@ class WebServer:
                 self.proc.kill()
                 self.proc.wait(5)
         self.log.close()
+        if run_dir() is None:  # no test run keeps it
+            Path(self.log_path).unlink(missing_ok=True)

@@ -409,9 +409,11 @@ impl LinuxBackend {
                         return Ok(ActionOutcome::new("editable_text")
                             .verified(format!("text is now {}", quote(&now))))
                     }
-                    Err(now) => {
-                        tracing::debug!("{obj}: SetTextContents said yes, text is {now:?}; typing it instead")
-                    }
+                    // The text itself is never logged: it may be a password.
+                    Err(now) => tracing::debug!(
+                        "{obj}: SetTextContents said yes, the text differs ({} chars); typing it instead",
+                        now.chars().count()
+                    ),
                 }
             }
             // Type it: focus, select all, then the text (or delete for an empty value).
