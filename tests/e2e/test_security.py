@@ -107,7 +107,9 @@ def post_init(host: str, port: int, headers: dict[str, str]) -> tuple[int, dict[
     body = json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize",
                        "params": {"protocolVersion": "2025-06-18", "capabilities": {},
                                   "clientInfo": {"name": "test-security", "version": "0"}}})
-    return raw.request("POST", body, headers)
+    status, got, data = raw.request("POST", body, headers)
+    record_secret("mcp_session", got.get("mcp-session-id"))
+    return status, got, data
 
 
 def sdk_gui_list(url: str, headers: dict[str, str]):

@@ -2,8 +2,8 @@
 
 Every lsm the run started logged at LSM_LOG=trace into this run's directory
 (target/test-logs/e2e-run-*/logs, tests/lib/run_logs.py), and the tests recorded the secrets they
-used: web UI secrets, session cookies, CSRF tokens, MCP bearer tokens, worker tokens and the text
-typed into password fields. None of them may appear in any log line, whole, JSON-escaped,
+used: web UI secrets, session cookies, CSRF tokens, MCP bearer tokens, MCP session ids, worker
+tokens and the text typed into password fields. None of them may appear in any log line, whole, JSON-escaped,
 percent-encoded or as a 16-character piece of a token. The one deliberate exception: a web UI
 secret lsm generated itself is printed once at start, in the login URL
 (`lsm: web UI http://...#secret=...`), for the person who started it; that line is checked to be

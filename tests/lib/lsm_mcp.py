@@ -45,7 +45,7 @@ from mcp import ClientSession, types
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
-from run_logs import log_path
+from run_logs import log_path, record_secret
 
 REPO = Path(__file__).resolve().parents[2]
 CALL_TIMEOUT = float(os.environ.get("LSM_TEST_CALL_TIMEOUT", "30"))
@@ -473,6 +473,7 @@ class RawHttp:
             status, headers, body = self.post(json.dumps(_INIT))
             assert status == 200, f"initialize: HTTP {status} {body[:500]!r}"
             self.session_id = headers.get("mcp-session-id")
+            record_secret("mcp_session", self.session_id)  # it lets its holder use the session
             self.post(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}))
 
     def __enter__(self):

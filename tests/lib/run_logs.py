@@ -21,7 +21,7 @@ from pathlib import Path
 
 SECRETS = "secrets.jsonl"
 # The kinds of secrets a run records; the final test reports each.
-KINDS = ("web_secret", "session_cookie", "csrf_token", "bearer", "worker_token", "password_text")
+KINDS = ("web_secret", "session_cookie", "csrf_token", "bearer", "worker_token", "password_text", "mcp_session")
 
 
 def run_dir() -> Path | None:
