@@ -249,7 +249,7 @@ fn open_append(path: &Path) -> io::Result<File> {
 /// The indices of the actions whose text may go into a password field, from the observation
 /// the actions were checked against: text for a password element, and text typed while the
 /// focus may be in one (focused at observation time, or clicked or focused by an earlier action
-/// of the call, by element or at a point inside it; after a key, which may move the focus, as
+/// of the call, by element or at a point inside it; after a key that may move the focus, as
 /// soon as the window has a password field at all).
 pub fn secret_text_actions(
     specs: &[ActionSpec],
@@ -289,7 +289,7 @@ pub fn secret_text_actions(
                     focus_secret = s;
                 }
             }
-            ActionSpec::Key { .. } => focus_secret = focus_secret || any_secret,
+            ActionSpec::Key { combo } if may_move_focus(combo) => focus_secret = focus_secret || any_secret,
             ActionSpec::Type { element, .. } => {
                 if let Some(id) = element {
                     focus_secret = secret_id(id);
@@ -303,6 +303,16 @@ pub fn secret_text_actions(
         }
     }
     out
+}
+
+/// Whether a key may move the keyboard focus to another field: Tab (with any modifier), Return
+/// (forms that advance), F6 (panes), and Alt with a key (mnemonics).
+fn may_move_focus(combo: &crate::input::KeyCombo) -> bool {
+    let key = combo.key.as_deref().unwrap_or("").to_lowercase();
+    matches!(
+        key.as_str(),
+        "tab" | "iso_left_tab" | "return" | "kp_enter" | "f6"
+    ) || (combo.modifiers.contains(&crate::input::Modifier::Alt) && !key.is_empty())
 }
 
 /// The actions with the `text`/`value` of the listed indices replaced by `marker`.
@@ -405,7 +415,13 @@ mod tests {
         // Focused when observed.
         assert_eq!(secret(json!([{"type": "type", "text": "hunter2"}]), true), [0]);
         assert!(secret(json!([{"type": "type", "text": "grace"}]), false).is_empty());
-        // Tab may move the focus into it.
+        // Keys that do not move the focus change nothing; Tab may move it into the field.
+        assert!(secret(
+            json!([{"type": "click", "element_id": "e2"}, {"type": "key", "keys": "ctrl+a"},
+                   {"type": "type", "text": "grace"}]),
+            false
+        )
+        .is_empty());
         assert_eq!(
             secret(
                 json!([{"type": "click", "element_id": "e2"}, {"type": "type", "text": "grace"},

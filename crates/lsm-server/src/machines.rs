@@ -54,11 +54,21 @@ pub fn no_desktop(machine: &str, why: &GuiError) -> ListOutput {
 pub struct Machines {
     local: Arc<dyn GuiService>,
     remote: Option<Arc<Controller>>,
+    /// Recent answers of the desktop probes of `gui_list`, by machine: with many machines,
+    /// back-to-back listings ask each desktop once per [`PROBE_FRESH`], not once per call.
+    probes: std::sync::Mutex<std::collections::HashMap<String, (std::time::Instant, GuiResult<()>)>>,
 }
+
+/// How long a desktop probe's answer is reused.
+const PROBE_FRESH: Duration = Duration::from_secs(2);
 
 impl Machines {
     pub fn new(local: Arc<dyn GuiService>) -> Self {
-        Self { local, remote: None }
+        Self {
+            local,
+            remote: None,
+            probes: Default::default(),
+        }
     }
 
     /// This machine plus the workers that connect to `controller`.
@@ -66,6 +76,7 @@ impl Machines {
         Self {
             local,
             remote: Some(controller),
+            probes: Default::default(),
         }
     }
 
@@ -118,10 +129,15 @@ impl Machines {
     /// just listed (by name); the other connected ones are asked in parallel, briefly.
     pub async fn list_checked(&self, seen: (&str, &GuiResult<ListOutput>)) -> Vec<MachineInfo> {
         let mut all = self.list();
+        let fresh: std::collections::HashMap<String, GuiResult<()>> = {
+            let mut cache = self.probes.lock().unwrap_or_else(|p| p.into_inner());
+            cache.retain(|_, (at, _)| at.elapsed() < PROBE_FRESH);
+            cache.iter().map(|(k, (_, r))| (k.clone(), r.clone())).collect()
+        };
         let probes: Vec<_> = all
             .iter()
             .map(|m| {
-                let service = (m.connected && m.name != seen.0)
+                let service = (m.connected && m.name != seen.0 && !fresh.contains_key(&m.name))
                     .then(|| self.get(Some(&m.name)).ok())
                     .flatten();
                 service.map(|s| {
@@ -135,12 +151,19 @@ impl Machines {
             })
             .collect();
         let mut answers = Vec::with_capacity(probes.len());
-        for p in probes {
+        for (m, p) in all.iter().zip(probes) {
             answers.push(match p {
-                Some(task) => Some(
-                    task.await
-                        .unwrap_or_else(|e| Err(GuiError::backend(format!("probe failed: {e}")))),
-                ),
+                Some(task) => {
+                    let answer = task
+                        .await
+                        .unwrap_or_else(|e| Err(GuiError::backend(format!("probe failed: {e}"))));
+                    self.probes
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .insert(m.name.clone(), (std::time::Instant::now(), answer.clone()));
+                    Some(answer)
+                }
+                None if m.connected => fresh.get(&m.name).cloned(),
                 None => None,
             });
         }

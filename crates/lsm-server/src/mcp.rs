@@ -40,13 +40,19 @@ impl LsmMcp {
                 let ListArgs { machine } = args::parse(args)?;
                 let name = machine.as_deref().filter(|m| !m.is_empty()).unwrap_or(LOCAL);
                 let result = self.machines.get(machine.as_deref())?.list().await;
+                // A failed listing of another machine is answered at once, before the others
+                // are asked about their desktops.
+                if let Err(e) = &result {
+                    if !(name == LOCAL && e.code == ErrorCode::GuiUnavailable) {
+                        return Err(e.clone());
+                    }
+                }
                 let machines = self.machines.list_checked((name, &result)).await;
                 let out = match result {
                     Ok(out) => out,
                     // A controller without a desktop of its own still lists its machines: the
                     // model finds its workers here.
-                    Err(e) if name == LOCAL && e.code == ErrorCode::GuiUnavailable => no_desktop(LOCAL, &e),
-                    Err(e) => return Err(e),
+                    Err(e) => no_desktop(LOCAL, &e),
                 };
                 let mut text = outline::list_text(&out);
                 text.push_str("machines:\n");
