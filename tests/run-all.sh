@@ -3,6 +3,7 @@
 # tests/run-all.sh - the whole test suite, exactly as CI runs it (.ci/run execs this).
 #
 #   setup (tests/setup.sh) -> cargo fmt --check -> cargo build --release -> clippy -> unit tests
+#   -> fuzz targets (property tests, bounded: LSM_FUZZ_SECS per property)
 #   -> benchmark (bench/run.py --short, its own desktop on :90)
 #   -> remote benchmark (bench/remote.py --short, a controller and two workers on :71, :72)
 #   -> load benchmarks (bench/load.py --short on :93, bench/workers.py --short on :94)
@@ -15,7 +16,7 @@
 # the exit status is non-zero if any step failed. The last line is pytest's summary line.
 #
 # Settings: LSM_BED_DISPLAY / LSM_BED_DIR (test desktop, default :99 and /tmp/lsm-bed),
-# LSM_SKIP="fmt clippy unit bench conformance" (steps to skip while developing),
+# LSM_SKIP="fmt clippy unit fuzz bench conformance" (steps to skip while developing),
 # LSM_PYTEST_ARGS (extra pytest arguments, e.g. "-k click -x").
 set -uo pipefail
 
@@ -213,6 +214,20 @@ run_step_bench() {
   return "${PIPESTATUS[0]}"
 }
 
+# The fuzz targets (property tests, crates/*/tests/prop_*.rs; README "Fuzzing"), each property
+# for LSM_FUZZ_SECS (18 s here: about 3 minutes in all). Same features as the unit step, so
+# nothing is rebuilt. Each property's figures go to $LOGDIR/fuzz-stats.txt.
+run_fuzz() {
+  local rc
+  rm -f "$LOGDIR/fuzz-stats.txt"
+  LSM_FUZZ_SECS="${LSM_FUZZ_SECS:-18}" LSM_FUZZ_STATS="$LOGDIR/fuzz-stats.txt" timeout -k 10 360 \
+    cargo test --workspace --release --locked --test 'prop_*' -- --test-threads=2 2>&1 | tee "$LOGDIR/fuzz.log"
+  rc=${PIPESTATUS[0]}
+  ((rc == 124)) && echo ">>> fuzz: killed after 360 s"
+  cat "$LOGDIR/fuzz-stats.txt" 2>/dev/null
+  return "$rc"
+}
+
 # ------------------------------------------------------------------ steps
 if ! step setup bash tests/setup.sh; then
   section "summary"; printf '%s\n' "${SUMMARY[@]}"
@@ -225,6 +240,7 @@ step build cargo build --release --locked && build_ok=1
 step clippy cargo clippy --workspace --all-targets --release --locked -- -D warnings
 step cross bash tests/cross.sh
 step unit cargo test --workspace --release --locked
+step fuzz run_fuzz
 
 if ((build_ok)); then
   step bench run_bench

@@ -66,13 +66,12 @@ fn accepted_within_limits(specs: &[ActionSpec], limits: &Limits) -> Result<(), S
             ActionSpec::SetValue { value, .. } if value.len() > limits.set_value_bytes => {
                 return Err("oversize value accepted".into())
             }
-            ActionSpec::Scroll { delta_x, delta_y, .. } => {
+            ActionSpec::Scroll { delta_x, delta_y, .. }
                 if (*delta_x == 0 && *delta_y == 0)
                     || delta_x.abs() > limits.scroll_clicks
-                    || delta_y.abs() > limits.scroll_clicks
-                {
-                    return Err(format!("scroll {delta_x},{delta_y} accepted"));
-                }
+                    || delta_y.abs() > limits.scroll_clicks =>
+            {
+                return Err(format!("scroll {delta_x},{delta_y} accepted"));
             }
             ActionSpec::Key { combo } => combo_is_canonical(combo)?,
             ActionSpec::Wait { duration } => wait += *duration,

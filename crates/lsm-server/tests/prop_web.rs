@@ -94,6 +94,14 @@ fn parse_answer(raw: &[u8]) -> Result<Answer, String> {
     if chunked {
         body = dechunk(&body)?;
     }
+    // Pipelined requests (a mutated request may read as two) get more answers: the first only.
+    let length = headers
+        .iter()
+        .find(|(k, _)| k.eq_ignore_ascii_case("content-length"))
+        .and_then(|(_, v)| v.parse::<usize>().ok());
+    if let (Some(n), false) = (length, chunked) {
+        body.truncate(n);
+    }
     Ok(Answer {
         status,
         headers,
