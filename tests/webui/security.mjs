@@ -41,14 +41,19 @@ async function framed(browser, url, selector) {
   const console_ = [];
   page.on("console", (m) => console_.push(m.text()));
   await page.goto(url, { waitUntil: "load" });
-  await sleep(1500);
-  const frame = page.frames().find((f) => f !== page.mainFrame());
+  // Until the frame shows the page, or Chromium said why it does not (10 s at most: a loaded
+  // machine is slow, and an empty frame alone proves nothing).
   let shown = false;
   let frameUrl = null;
-  if (frame) {
-    frameUrl = frame.url();
-    shown = await frame.evaluate((sel) => !!document.querySelector(sel), selector).catch(() => false);
+  const end = Date.now() + 10_000;
+  while (Date.now() < end) {
+    const frame = page.frames().find((f) => f !== page.mainFrame());
+    frameUrl = frame ? frame.url() : null;
+    shown = frame ? await frame.evaluate((sel) => !!document.querySelector(sel), selector).catch(() => false) : false;
+    if (shown || console_.some((t) => /frame-ancestors|X-Frame-Options/i.test(t))) break;
+    await sleep(200);
   }
+  await sleep(300);
   await page.close();
   return { shown, frameUrl, console: console_.filter((t) => /frame|ancestor/i.test(t)) };
 }
