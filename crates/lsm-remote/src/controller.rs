@@ -3,6 +3,8 @@
 //! `GuiService` calls over the worker's link.
 
 use crate::creds::{authenticate, StateDir};
+use crate::liveness::{Heard, Watched, SEND_LIMIT};
+pub use crate::liveness::{PING_EVERY, SILENCE_LIMIT};
 use crate::proto::{self, Call, Hello, ImageMeta, ToController, ToWorker, PROTOCOL, WORKER_HEADER};
 use async_trait::async_trait;
 use futures_util::{SinkExt, StreamExt};
@@ -24,9 +26,6 @@ use tokio_tungstenite::tungstenite::http::StatusCode;
 use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
 use tokio_tungstenite::tungstenite::Message;
 
-/// How often each side pings, and how long a silent link lives.
-pub const PING_EVERY: Duration = Duration::from_secs(2);
-pub const IDLE_LIMIT: Duration = Duration::from_secs(8);
 const HANDSHAKE_LIMIT: Duration = Duration::from_secs(10);
 /// How often credentials are re-checked for connected workers (revocation).
 const SWEEP_EVERY: Duration = Duration::from_secs(2);
@@ -111,16 +110,18 @@ impl Link {
         }
     }
 
-    /// Fails every call in flight at once: the link is gone.
-    fn close(&self) {
+    /// Fails every call in flight at once: the link is gone (`why`, for the callers).
+    fn close(&self, why: &str) {
         let drained: Vec<Pending> = {
             let mut pending = lock(&self.pending);
             self.closed.store(true, Ordering::SeqCst);
             pending.drain().map(|(_, p)| p).collect()
         };
         for p in drained {
-            let _ =
-                p.tx.send(Err(offline(&self.name, "dropped its connection during the call")));
+            let _ = p.tx.send(Err(offline(
+                &self.name,
+                &format!("dropped its connection during the call ({why})"),
+            )));
         }
         let _ = self.shutdown.send(true);
     }
@@ -300,7 +301,7 @@ impl Controller {
                     .any(|c| c.name == l.name && c.token_sha256 == l.token_sha256);
                 if !valid {
                     tracing::warn!(name = %l.name, peer = %l.peer, "worker dropped: its credential was revoked");
-                    l.close();
+                    l.close("its credential was revoked");
                 }
             }
         }
@@ -312,6 +313,9 @@ impl Controller {
             Ok(Ok(1)) => {}
             _ => return,
         }
+        // Every byte the worker sends counts as a sign of life (see `liveness`).
+        let heard = Heard::new();
+        let tcp = Watched::new(tcp, heard.clone());
         // 0x16: a TLS handshake record. Anything else is plain HTTP: loopback only.
         let io: Box<dyn Io> = if first[0] == 0x16 {
             match tokio::time::timeout(HANDSHAKE_LIMIT, tls.accept(tcp)).await {
@@ -441,7 +445,7 @@ impl Controller {
         });
         if let Some(old) = lock(&self.links).insert(link.name.clone(), link.clone()) {
             tracing::info!(name = %old.name, "worker replaced by a new connection");
-            old.close();
+            old.close("replaced by a new connection");
         }
         tracing::info!(
             name = %hello.name, %peer,
@@ -452,50 +456,54 @@ impl Controller {
         let writer_link = link.clone();
         let writer = tokio::spawn(async move {
             let mut ping = tokio::time::interval(PING_EVERY);
+            ping.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
             loop {
                 let msg = tokio::select! {
                     m = out_rx.recv() => match m { Some(m) => m, None => break },
                     _ = ping.tick() => Message::Ping(Vec::new().into()),
                     _ = writer_shutdown.changed() => break,
                 };
-                if !matches!(tokio::time::timeout(IDLE_LIMIT, sink.send(msg)).await, Ok(Ok(()))) {
+                if !matches!(tokio::time::timeout(SEND_LIMIT, sink.send(msg)).await, Ok(Ok(()))) {
                     break;
                 }
             }
             // A link that cannot send is dead: fail its calls now, not at their time limit.
-            writer_link.close();
+            writer_link.close("sending to it failed");
             let _ = tokio::time::timeout(Duration::from_secs(1), sink.close()).await;
         });
         let reason = loop {
+            // No byte for SILENCE_LIMIT (a cut: nothing closes, traffic just stops) ends the link
+            // as surely as a close does; the worker pings every PING_EVERY, busy or not.
             let next = tokio::select! {
-                n = tokio::time::timeout(IDLE_LIMIT, stream.next()) => n,
+                n = stream.next() => n,
+                silent = heard.silence() => break format!("silent for {:.1} s", silent.as_secs_f64()),
                 _ = shutdown_rx.changed() => break "closed by the controller".to_string(),
             };
             let result = match next {
-                Err(_) => break format!("silent for {} s", IDLE_LIMIT.as_secs()),
-                Ok(None) => break "connection closed".to_string(),
-                Ok(Some(Err(e))) => break format!("connection error: {e}"),
-                Ok(Some(Ok(Message::Text(t)))) => link.on_text(t.as_str()),
-                Ok(Some(Ok(Message::Binary(b)))) => link.on_binary(&b),
-                Ok(Some(Ok(Message::Close(_)))) => break "closed by the worker".to_string(),
-                Ok(Some(Ok(_))) => Ok(()),
+                None => break "connection closed".to_string(),
+                Some(Err(e)) => break format!("connection error: {e}"),
+                Some(Ok(Message::Text(t))) => link.on_text(t.as_str()),
+                Some(Ok(Message::Binary(b))) => link.on_binary(&b),
+                Some(Ok(Message::Close(_))) => break "closed by the worker".to_string(),
+                Some(Ok(_)) => Ok(()),
             };
             if let Err(e) = result {
                 break format!("protocol error: {e}");
             }
         };
-        link.close();
+        link.close(&reason);
         writer.abort();
+        // The reason first: a call that finds no link quotes it.
+        lock(&self.last_seen).insert(
+            link.name.clone(),
+            (link.platform.clone(), format!("disconnected: {reason}")),
+        );
         {
             let mut links = lock(&self.links);
             if links.get(&link.name).is_some_and(|l| Arc::ptr_eq(l, &link)) {
                 links.remove(&link.name);
             }
         }
-        lock(&self.last_seen).insert(
-            link.name.clone(),
-            (link.platform.clone(), format!("disconnected: {reason}")),
-        );
         tracing::info!(name = %link.name, peer = %link.peer, "worker disconnected: {reason}");
     }
 }
@@ -508,10 +516,12 @@ struct RemoteGui {
 
 impl RemoteGui {
     async fn call(&self, call: Call, limit: Duration) -> Reply {
-        let link = self
-            .controller
-            .link(&self.name)
-            .ok_or_else(|| offline(&self.name, "is not connected"))?;
+        let link = self.controller.link(&self.name).ok_or_else(|| {
+            let why = lock(&self.controller.last_seen)
+                .get(&self.name)
+                .map(|(_, detail)| format!("is not connected ({detail})"));
+            offline(&self.name, why.as_deref().unwrap_or("is not connected"))
+        })?;
         link.call(call, limit).await
     }
 }

@@ -4,6 +4,7 @@
 
 pub mod controller;
 pub mod creds;
+pub mod liveness;
 pub mod proto;
 pub mod tls;
 pub mod worker;

@@ -2,7 +2,8 @@
 //! on this machine's own service (and state store), and reconnects with backoff when the link
 //! drops.
 
-use crate::controller::{ws_config, Io, IDLE_LIMIT, PING_EVERY};
+use crate::controller::{ws_config, Io};
+use crate::liveness::{Heard, Watched, PING_EVERY, SEND_LIMIT};
 use crate::proto::{self, Call, Hello, ImageMeta, ToController, ToWorker, PROTOCOL, WORKER_HEADER};
 use futures_util::{SinkExt, StreamExt};
 use lsm_core::{EncodedImage, GuiError, GuiService};
@@ -18,11 +19,21 @@ use tokio_tungstenite::tungstenite::http::{HeaderValue, StatusCode, Uri};
 use tokio_tungstenite::tungstenite::Error as WsError;
 use tokio_tungstenite::tungstenite::Message;
 
+/// TCP connect: short, so that after a network cut the next attempt sends a fresh SYN soon
+/// instead of waiting out the kernel's own SYN retransmission backoff (1, 3, 7, 15 s...).
+const TCP_CONNECT_LIMIT: Duration = Duration::from_secs(3);
+/// TLS and WebSocket handshakes, hello and its answer.
 const CONNECT_LIMIT: Duration = Duration::from_secs(10);
-const BACKOFF_FIRST: Duration = Duration::from_millis(500);
-const BACKOFF_MAX: Duration = Duration::from_secs(30);
+/// Waits between attempts: 0.5 s, doubling, with ±25 % jitter (so that many workers do not
+/// reconnect in lockstep after a controller restart), at most `BACKOFF_MAX` while the
+/// controller cannot be reached (a worker is back within a few seconds of a cut's end or a
+/// controller's restart) and `BACKOFF_REFUSED_MAX` while it refuses this worker (a wrong token
+/// or certificate does not fix itself quickly).
+pub const BACKOFF_FIRST: Duration = Duration::from_millis(500);
+pub const BACKOFF_MAX: Duration = Duration::from_secs(3);
+pub const BACKOFF_REFUSED_MAX: Duration = Duration::from_secs(30);
 /// A link that lived this long resets the backoff.
-const STABLE_AFTER: Duration = Duration::from_secs(20);
+const STABLE_AFTER: Duration = Duration::from_secs(10);
 
 /// Where the token comes from: re-read on every connection attempt.
 #[derive(Debug, Clone)]
@@ -104,21 +115,50 @@ pub async fn run(config: WorkerConfig) -> io::Result<()> {
         None
     };
     let mut backoff = BACKOFF_FIRST;
+    let mut last_failure = String::new();
     loop {
         let started = Instant::now();
-        match session(&config, &target, tls.clone()).await {
-            Ok(reason) => tracing::warn!("link to the controller closed: {reason}"),
-            Err(e) => tracing::warn!("link to the controller failed: {e}"),
-        }
+        let mut cap = BACKOFF_MAX;
+        // The same failure again and again (a controller down for hours) is logged once.
+        let news = match session(&config, &target, tls.clone()).await {
+            Ok(reason) => {
+                tracing::warn!("link to the controller closed: {reason}");
+                last_failure.clear();
+                true
+            }
+            Err(e) => {
+                if e.kind() == io::ErrorKind::PermissionDenied {
+                    cap = BACKOFF_REFUSED_MAX;
+                }
+                let text = e.to_string();
+                let news = text != last_failure;
+                if news {
+                    tracing::warn!("link to the controller failed: {text}");
+                    last_failure = text;
+                } else {
+                    tracing::debug!("link to the controller failed again: {text}");
+                }
+                news
+            }
+        };
         if started.elapsed() > STABLE_AFTER {
             backoff = BACKOFF_FIRST;
         }
-        // Jitter keeps many workers from reconnecting in lockstep after a controller restart.
+        backoff = backoff.min(cap);
         let wait = backoff.mul_f64(rand::rng().random_range(0.75..1.25));
-        tracing::info!("reconnecting in {:.1} s", wait.as_secs_f64());
+        if news {
+            tracing::info!("reconnecting in {:.1} s", wait.as_secs_f64());
+        } else {
+            tracing::debug!("reconnecting in {:.1} s", wait.as_secs_f64());
+        }
         tokio::time::sleep(wait).await;
-        backoff = (backoff * 2).min(BACKOFF_MAX);
+        backoff = (backoff * 2).min(cap);
     }
+}
+
+/// A refusal by the controller (or of its certificate): retried, but slowly.
+fn refused(message: String) -> io::Error {
+    io::Error::new(io::ErrorKind::PermissionDenied, message)
 }
 
 /// One connection: handshake, then serve until it drops. Ok carries why it ended.
@@ -129,10 +169,13 @@ async fn session(
 ) -> io::Result<String> {
     let token = config.token.read()?;
     let addr = format!("{}:{}", target.host, target.port);
-    let tcp = tokio::time::timeout(CONNECT_LIMIT, tokio::net::TcpStream::connect(&addr))
+    let tcp = tokio::time::timeout(TCP_CONNECT_LIMIT, tokio::net::TcpStream::connect(&addr))
         .await
         .map_err(|_| io::Error::other(format!("connecting to {addr} timed out")))??;
     let _ = tcp.set_nodelay(true);
+    // Every byte the controller sends counts as a sign of life (see `liveness`).
+    let heard = Heard::new();
+    let tcp = Watched::new(tcp, heard.clone());
     let io: Box<dyn Io> = match tls {
         Some(tls) => {
             let name = rustls::pki_types::ServerName::try_from(target.host.clone())
@@ -143,7 +186,16 @@ async fn session(
             )
             .await
             .map_err(|_| io::Error::other("TLS handshake timed out"))?
-            .map_err(|e| io::Error::other(format!("TLS handshake with {addr} failed: {e}")))?;
+            .map_err(|e| {
+                let text = format!("TLS handshake with {addr} failed: {e}");
+                // rustls' own errors (a certificate that does not match the pin...) come as
+                // InvalidData; a connection reset mid-handshake is a network failure.
+                if e.kind() == io::ErrorKind::InvalidData {
+                    refused(text)
+                } else {
+                    io::Error::other(text)
+                }
+            })?;
             Box::new(s)
         }
         None => Box::new(tcp),
@@ -167,9 +219,10 @@ async fn session(
     .await
     .map_err(|_| io::Error::other("WebSocket handshake timed out"))?
     .map_err(|e| match e {
-        WsError::Http(r) if r.status() == StatusCode::UNAUTHORIZED => io::Error::other(
+        WsError::Http(r) if r.status() == StatusCode::UNAUTHORIZED => refused(
             "the controller refused this worker (authentication refused): check --name and the token \
-             (`lsm enrol` on the controller issues one)",
+             (`lsm enrol` on the controller issues one)"
+                .to_string(),
         ),
         e => io::Error::other(format!("WebSocket handshake failed: {e}")),
     })?;
@@ -201,7 +254,7 @@ async fn session(
     match answer {
         ToWorker::Welcome => {}
         ToWorker::Refused { message } => {
-            return Err(io::Error::other(format!(
+            return Err(refused(format!(
                 "the controller refused this worker ({message}): check --name and the token (`lsm enrol` on the controller issues one)"
             )))
         }
@@ -220,12 +273,13 @@ async fn session(
     let (writer_done, mut writer_gone) = tokio::sync::oneshot::channel::<()>();
     tasks.spawn(async move {
         let mut ping = tokio::time::interval(PING_EVERY);
+        ping.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
             let msg = tokio::select! {
                 m = out_rx.recv() => match m { Some(m) => m, None => break },
                 _ = ping.tick() => Message::Ping(Vec::new().into()),
             };
-            if !matches!(tokio::time::timeout(IDLE_LIMIT, sink.send(msg)).await, Ok(Ok(()))) {
+            if !matches!(tokio::time::timeout(SEND_LIMIT, sink.send(msg)).await, Ok(Ok(()))) {
                 break;
             }
         }
@@ -233,15 +287,17 @@ async fn session(
     });
     let reason = loop {
         while tasks.try_join_next().is_some() {}
+        // Calls run in tasks of their own: this loop keeps reading (and the writer pinging)
+        // however long they take, so a busy worker is never taken for a silent one.
         let next = tokio::select! {
-            n = tokio::time::timeout(IDLE_LIMIT, stream.next()) => n,
+            n = stream.next() => n,
+            silent = heard.silence() => break format!("silent for {:.1} s", silent.as_secs_f64()),
             _ = &mut writer_gone => break "sending to the controller failed".to_string(),
         };
         match next {
-            Err(_) => break format!("silent for {} s", IDLE_LIMIT.as_secs()),
-            Ok(None) => break "connection closed".to_string(),
-            Ok(Some(Err(e))) => break format!("connection error: {e}"),
-            Ok(Some(Ok(Message::Text(t)))) => match serde_json::from_str::<ToWorker>(t.as_str()) {
+            None => break "connection closed".to_string(),
+            Some(Err(e)) => break format!("connection error: {e}"),
+            Some(Ok(Message::Text(t))) => match serde_json::from_str::<ToWorker>(t.as_str()) {
                 Ok(ToWorker::Request { id, call }) => {
                     let gui = config.gui.clone();
                     let out = out.clone();
@@ -250,8 +306,8 @@ async fn session(
                 Ok(_) => {}
                 Err(e) => break format!("malformed message from the controller: {e}"),
             },
-            Ok(Some(Ok(Message::Close(_)))) => break "closed by the controller".to_string(),
-            Ok(Some(Ok(_))) => {}
+            Some(Ok(Message::Close(_))) => break "closed by the controller".to_string(),
+            Some(Ok(_)) => {}
         }
     };
     tasks.abort_all();

@@ -194,3 +194,208 @@ async fn calls_frames_and_offline_over_a_real_link() {
     wait_connected(&controller, "m1", false).await;
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+// ---- liveness: a cut link (traffic stopped, nothing closed) and the reconnect backoff
+
+use lsm_remote::controller::{PING_EVERY, SILENCE_LIMIT};
+use lsm_remote::worker::BACKOFF_MAX;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::sync::watch;
+
+/// A TCP relay that can be cut: while cut, no byte crosses in either direction and nothing is
+/// closed (a pulled cable, a dead router); bytes read before the cut and held by the kernels
+/// cross after it, as TCP retransmission would deliver them.
+async fn relay(listener: tokio::net::TcpListener, to: std::net::SocketAddr, cut: watch::Receiver<bool>) {
+    async fn pipe(
+        mut r: tokio::net::tcp::OwnedReadHalf,
+        mut w: tokio::net::tcp::OwnedWriteHalf,
+        mut cut: watch::Receiver<bool>,
+    ) {
+        let mut buf = vec![0u8; 16 << 10];
+        loop {
+            if cut.wait_for(|c| !*c).await.is_err() {
+                return;
+            }
+            let n = match r.read(&mut buf).await {
+                Ok(0) | Err(_) => break,
+                Ok(n) => n,
+            };
+            if cut.wait_for(|c| !*c).await.is_err() {
+                return;
+            }
+            if w.write_all(&buf[..n]).await.is_err() {
+                break;
+            }
+        }
+        let _ = w.shutdown().await;
+    }
+    while let Ok((a, _)) = listener.accept().await {
+        let Ok(b) = tokio::net::TcpStream::connect(to).await else {
+            continue;
+        };
+        let (ar, aw) = a.into_split();
+        let (br, bw) = b.into_split();
+        tokio::spawn(pipe(ar, bw, cut.clone()));
+        tokio::spawn(pipe(br, aw, cut.clone()));
+    }
+}
+
+/// `state` takes twice the silence limit (a long walk), `action` 30 s.
+struct Slow;
+
+#[async_trait]
+impl GuiService for Slow {
+    async fn list(&self) -> GuiResult<ListOutput> {
+        Scripted.list().await
+    }
+    async fn state(&self, _r: StateRequest) -> GuiResult<StateOutput> {
+        tokio::time::sleep(SILENCE_LIMIT * 2).await;
+        Err(GuiError::new(ErrorCode::WindowNotFound, "gone after a long walk"))
+    }
+    async fn action(&self, r: ActionRequest) -> GuiResult<ActionOutput> {
+        Scripted.action(r).await
+    }
+    async fn frame(&self, r: FrameRequest) -> GuiResult<FrameOutput> {
+        Scripted.frame(r).await
+    }
+    async fn human_action(&self, r: HumanActionRequest) -> GuiResult<ActionOutput> {
+        Scripted.human_action(r).await
+    }
+}
+
+fn slow_action() -> ActionRequest {
+    ActionRequest {
+        window_id: "0x1".into(),
+        state_id: "s".into(),
+        actions: serde_json::json!([]),
+        observe: Default::default(),
+        settle_ms: None,
+        screenshot: false,
+        caller: None,
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cut_link_is_noticed_within_the_silence_limit_and_comes_back() {
+    let dir = std::env::temp_dir().join(format!("lsm-remote-cut-{}", std::process::id()));
+    let state = StateDir::new(dir.clone());
+    let token = state.enrol("m1").unwrap();
+    let pin = state.pin().unwrap();
+    let controller = Controller::new(state);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let to = listener.local_addr().unwrap();
+    tokio::spawn(controller.clone().serve_on(listener));
+    let (cut, cut_rx) = watch::channel(false);
+    let relayed = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = relayed.local_addr().unwrap().port();
+    tokio::spawn(relay(relayed, to, cut_rx));
+    let worker = tokio::spawn(lsm_remote::worker::run(WorkerConfig {
+        controller: format!("wss://127.0.0.1:{port}"),
+        name: "m1".into(),
+        token: TokenSource::Value(token),
+        pin: Some(pin),
+        session: "none".into(),
+        gui: Arc::new(Slow),
+    }));
+    wait_connected(&controller, "m1", true).await;
+    let m1 = controller.machine("m1").expect("enrolled");
+
+    // A call longer than the silence limit: the link stays up while the worker is busy (its
+    // reader and pinger do not wait for the call), and the call's own answer comes back.
+    let t = Instant::now();
+    let e = m1.state(StateRequest::default()).await.unwrap_err();
+    assert_eq!(e.code, ErrorCode::WindowNotFound, "{e:?}");
+    assert!(t.elapsed() >= SILENCE_LIMIT * 2);
+
+    // Cut with a call in flight: it ends MACHINE_OFFLINE once the link has been silent for the
+    // limit (counted from the last byte, at most PING_EVERY before the cut), never later.
+    let m = m1.clone();
+    let in_flight = tokio::spawn(async move { m.action(slow_action()).await });
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let cut_at = Instant::now();
+    cut.send_replace(true);
+    let e = in_flight.await.unwrap().unwrap_err();
+    let noticed = cut_at.elapsed();
+    eprintln!("cut noticed after {noticed:?} (silence limit {SILENCE_LIMIT:?}, ping every {PING_EVERY:?})");
+    assert_eq!(e.code, ErrorCode::MachineOffline, "{e:?}");
+    assert!(e.message.contains("silent for"), "{}", e.message);
+    assert!(
+        noticed <= SILENCE_LIMIT + Duration::from_millis(400),
+        "{noticed:?}"
+    );
+    assert!(
+        noticed + PING_EVERY + Duration::from_millis(200) >= SILENCE_LIMIT,
+        "dropped before the limit: {noticed:?}"
+    );
+    let listed = controller
+        .machines()
+        .into_iter()
+        .find(|m| m.name == "m1")
+        .unwrap();
+    assert!(!listed.connected, "{listed:?}");
+    assert!(listed.detail.unwrap_or_default().contains("silent for"));
+
+    // While cut: every call answers MACHINE_OFFLINE at once, with the reason.
+    for _ in 0..5 {
+        let t = Instant::now();
+        let e = m1.list().await.unwrap_err();
+        assert_eq!(e.code, ErrorCode::MachineOffline);
+        assert!(e.message.contains("silent for"), "{}", e.message);
+        assert!(t.elapsed() < Duration::from_millis(100), "{:?}", t.elapsed());
+        tokio::time::sleep(Duration::from_millis(400)).await;
+    }
+    assert!(!controller
+        .machines()
+        .iter()
+        .any(|m| m.name == "m1" && m.connected));
+
+    // The cut ends: the worker (which noticed the silence too) is back within its backoff.
+    cut.send_replace(false);
+    let ended = Instant::now();
+    wait_connected(&controller, "m1", true).await;
+    let back = ended.elapsed();
+    eprintln!("reconnected {back:?} after the cut ended");
+    assert!(
+        back <= BACKOFF_MAX.mul_f64(1.25) + Duration::from_secs(1),
+        "{back:?}"
+    );
+    assert_eq!(m1.list().await.unwrap().windows[0].window_id, "0x1");
+    worker.abort();
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_worker_retries_at_most_the_backoff_cap_apart() {
+    let dir = std::env::temp_dir().join(format!("lsm-remote-backoff-{}", std::process::id()));
+    let state = StateDir::new(dir.clone());
+    let token = state.enrol("m1").unwrap();
+    let pin = state.pin().unwrap();
+    // A port with nothing on it for 8 s (every attempt refused at once, the backoff grows to its
+    // cap), then the controller.
+    let port = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let worker = tokio::spawn(lsm_remote::worker::run(WorkerConfig {
+        controller: format!("wss://127.0.0.1:{port}"),
+        name: "m1".into(),
+        token: TokenSource::Value(token),
+        pin: Some(pin),
+        session: "none".into(),
+        gui: Arc::new(Scripted),
+    }));
+    tokio::time::sleep(Duration::from_secs(8)).await;
+    let controller = Controller::new(state);
+    let listener = tokio::net::TcpListener::bind(("127.0.0.1", port)).await.unwrap();
+    let up = Instant::now();
+    tokio::spawn(controller.clone().serve_on(listener));
+    wait_connected(&controller, "m1", true).await;
+    let back = up.elapsed();
+    eprintln!("worker connected {back:?} after the controller came up");
+    assert!(
+        back <= BACKOFF_MAX.mul_f64(1.25) + Duration::from_millis(500),
+        "{back:?}"
+    );
+    worker.abort();
+    std::fs::remove_dir_all(dir).unwrap();
+}
