@@ -140,8 +140,11 @@ class Worker:
 
 
 class RemoteRig:
-    def __init__(self, workers: tuple[str, ...] = ("w1", "w2"), use_netns: bool | None = None):
+    def __init__(self, workers: tuple[str, ...] = ("w1", "w2"), use_netns: bool | None = None, first: int = 1):
         self.names = workers
+        # Worker i (from `first`) gets bed :7i and namespace i: a module with another `first` runs
+        # beside test_remote.py's :71/:72 without sharing a desktop or a namespace.
+        self.first = first
         self.use_netns = netns_possible() if use_netns is None else use_netns
         self.netns = False
         # A command the controller runs under (HIDE_X11: a controller with no desktop).
@@ -184,13 +187,13 @@ class RemoteRig:
     # ---- lifecycle
     def start(self) -> "RemoteRig":
         try:
-            for i, name in enumerate(self.names, start=1):
+            for i, name in enumerate(self.names, start=self.first):
                 self.beds[name] = bed_up(i)
                 self.enrol(name)
             self.start_controller()
             if self.use_netns:
                 try:
-                    for i, name in enumerate(self.names, start=1):
+                    for i, name in enumerate(self.names, start=self.first):
                         ns = Netns(i)
                         ns.up()
                         self.namespaces[name] = ns
@@ -262,7 +265,7 @@ class RemoteRig:
         for ns in self.namespaces.values():
             ns.down()
         if os.environ.get("LSM_REMOTE_KEEP_BEDS") != "1":
-            for i in range(1, len(self.names) + 1):
+            for i in range(self.first, self.first + len(self.names)):
                 bed_down(i)
         if os.environ.get("LSM_REMOTE_KEEP_LOGS") != "1":
             shutil.rmtree(self.dir, ignore_errors=True)
