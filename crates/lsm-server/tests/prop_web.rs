@@ -253,20 +253,6 @@ fn known_code(code: &str) -> bool {
         || (!code.is_empty() && code.chars().all(|c| c.is_ascii_uppercase() || c == '_'))
 }
 
-/// Errors the framework (axum) answers in plain text today, not in the JSON format; issue 13
-/// asks for JSON there too (web UI work, crates/lsm-server/src/web). See the ignored
-/// `regression_*` tests below, which pass once that lands.
-fn known_plain(a: &Answer) -> bool {
-    let body = String::from_utf8_lossy(&a.body);
-    match a.status {
-        405 => true,
-        413 => body.contains("length limit"),
-        // A body cut short (the client half-closed before content-length bytes).
-        400 => body.starts_with("Failed to buffer the request body"),
-        _ => false,
-    }
-}
-
 /// What every answer of the web UI satisfies (to a HEAD: without the body).
 fn check_answer(a: &Answer, head: bool) -> Result<(), String> {
     if a.status >= 500 && ![502, 503, 504].contains(&a.status) {
@@ -289,7 +275,7 @@ fn check_answer(a: &Answer, head: bool) -> Result<(), String> {
             return Err(format!("no {h} on {}", a.status));
         }
     }
-    if a.status < 400 || known_plain(a) || head {
+    if a.status < 400 || head {
         return Ok(());
     }
     let v: Value = serde_json::from_slice(&a.body).map_err(|_| {
@@ -647,11 +633,9 @@ fn one(ui: &Ui, method: &str, target: &str, body: &[u8]) -> Answer {
         .expect("an answer")
 }
 
-/// The errors the framework answers in plain text today (found by `web_requests`, listed in
-/// `known_plain`): issue 13 wants every error in the JSON format. Ignored until the web UI's
-/// error work lands; then `known_plain` goes.
+/// The errors the framework once answered in plain text (found by `web_requests`: 405 for a
+/// wrong method, 413 for an oversized body) come in the JSON error format.
 #[test]
-#[ignore = "web UI: framework errors are plain text until issue 13's web work lands"]
 fn regression_framework_errors_in_the_json_format() {
     let ui = Ui::start();
     let big = serde_json::to_vec(&json!({ "pad": "a".repeat(300_000) })).unwrap_or_default();
