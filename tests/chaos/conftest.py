@@ -33,8 +33,19 @@ TESTAPP = "lsm test app"
 FACTORY = "GTK+ Widget Factory"
 
 
+# What another bed (run-all's e2e desktop) may have left in the environment: never passed on.
+FOREIGN = ("DISPLAY", "WAYLAND_DISPLAY", "DBUS_SESSION_BUS_ADDRESS", "AT_SPI_BUS_ADDRESS", "XDG_RUNTIME_DIR",
+           "XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_DATA_HOME", "GSETTINGS_BACKEND", "GDK_BACKEND",
+           "QT_QPA_PLATFORM", "GSK_RENDERER", "GNOME_ACCESSIBILITY", "QT_ACCESSIBILITY", "LSM_TESTAPP_LOG",
+           "LSM_BED_DISPLAY", "LSM_BED_DIR", "LSM_BED_HOME", "LSM_BED_APPS")
+
+
+def clean_env() -> dict[str, str]:
+    return {k: v for k, v in os.environ.items() if k not in FOREIGN}
+
+
 def bed(*args: str, apps: str | None = None, timeout: float = 240) -> str:
-    env = {**os.environ, **BED_VARS}
+    env = {**clean_env(), **BED_VARS}
     if apps is not None:
         env["LSM_BED_APPS"] = apps
     r = subprocess.run(["bash", str(BED), *args], capture_output=True, text=True, timeout=timeout, env=env)
@@ -69,8 +80,7 @@ def kill_component(name: str, sig: int = signal.SIGKILL) -> int:
 @pytest.fixture(scope="session")
 def chaos_env() -> dict[str, str]:
     sets, _ = parse_env(bed("up"))
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("WAYLAND_DISPLAY", "AT_SPI_BUS_ADDRESS", "DISPLAY", "DBUS_SESSION_BUS_ADDRESS")}
+    env = clean_env()
     env.update({k: v for k, v in sets.items() if k != "AT_SPI_BUS_ADDRESS"})
     yield env
     bed("down", timeout=120)

@@ -139,6 +139,10 @@ def test_an_application_killed_between_observation_and_action(lsm):
     st = full_observation(lsm, testapp, 10)
     kill_component("app-testapp")
     try:
+        # The X server drops the window when it sees the client's connection close: then act.
+        deadline = time.monotonic() + 5
+        while [w for w in windows(lsm) if w["window_id"] == testapp["window_id"]] and time.monotonic() < deadline:
+            time.sleep(0.05)
         r, seconds = timed(lsm.call, "gui_action", {"window_id": testapp["window_id"], "state_id": st["state_id"],
                                                     "actions": [{"type": "click", "x": 30, "y": 60}]})
         print(f"action on a killed app: {seconds:.2f} s ({code_or_ok(r)})")
@@ -180,8 +184,10 @@ def test_the_registry_killed_then_restarted(lsm):
     print(f"registry gone: gui_state in {seconds:.2f} s ({code_or_ok(r)}): {text_of(r)[:300]!r}")
     assert seconds < HANG_BOUND, seconds
     # Windows are still there (X11); their elements are not, and the answer says why.
-    assert r.is_error and err_code(r) in ("GUI_UNAVAILABLE", "BACKEND_ERROR") or not r.structured_content["elements"], \
-        text_of(r)[:800]
+    if r.is_error:
+        assert err_code(r) in ("GUI_UNAVAILABLE", "BACKEND_ERROR", "TIMEOUT"), text_of(r)[:800]
+    else:
+        assert not r.structured_content["elements"], text_of(r)[:800]
     bed("up", apps="")
     for key in ("testapp", "gtk3-widget-factory"):
         bed("restart-app", key)
