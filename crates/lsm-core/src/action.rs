@@ -72,7 +72,7 @@ pub const ACTION_TYPES: &[&str] = &[
 ];
 
 /// Every field name an action may carry (SPEC §2.1).
-const FIELDS: &[&str] = &[
+pub const FIELDS: &[&str] = &[
     "type",
     "element_id",
     "x",

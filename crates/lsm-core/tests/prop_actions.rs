@@ -13,21 +13,8 @@ use proptest::prelude::*;
 use serde_json::{json, Map, Value};
 use std::time::Duration;
 
-const FIELDS: &[&str] = &[
-    "type",
-    "element_id",
-    "x",
-    "y",
-    "to_x",
-    "to_y",
-    "text",
-    "keys",
-    "seconds",
-    "delta_x",
-    "delta_y",
-    "value",
-    "button",
-];
+/// The field names an action may carry: the parser's own list.
+use lsm_core::action::FIELDS;
 
 /// The codes a bad actions list may be answered with.
 const ACTION_CODES: &[ErrorCode] = &[
