@@ -15,6 +15,7 @@ pub mod action;
 pub mod audit;
 pub mod backend;
 pub mod changes;
+pub mod effect;
 pub mod ids;
 pub mod limits;
 pub mod model;

@@ -13,10 +13,11 @@ use crate::model::{ObserveRequest, WindowInfo};
 use crate::observe::{number_elements, render_screenshot, secret_areas, Numbered, RenderedShot};
 use crate::output::{
     ActionOutput, ActionRequest, CoordinateSpace, FrameOutput, FrameRequest, HumanActionRequest, ListOutput,
-    ObserveAfter, ScreenshotInfo, StateOutput, StateRequest,
+    ScreenshotInfo, StateOutput, StateRequest,
 };
 use crate::space::Space;
 use crate::state::{ElementRef, Observation, Shown, StateStore};
+use crate::step::Judging;
 use async_trait::async_trait;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -535,10 +536,12 @@ impl GuiService for LocalGui {
         }
         let specs = parse_actions(&request.actions, &self.limits)?;
         let result = async {
-            let before = self.before_actions(&obs, &request).await?;
-            let mut out = self.run_actions(&obs, &specs, Caller::Model).await?;
-            if request.observe != ObserveAfter::None {
-                self.observe_after(&obs, before, &request, &mut out).await;
+            let mut judging = self.start_judging(&obs, &request, specs.len()).await?;
+            let mut out = self
+                .run_actions(&obs, &specs, Caller::Model, judging.as_mut())
+                .await?;
+            if let Some(j) = judging {
+                self.finish_judging(&obs, j, &request, &mut out).await;
             }
             Ok(out)
         }
@@ -657,7 +660,7 @@ impl GuiService for LocalGui {
             issued: std::time::Instant::now(),
             shown: None,
         };
-        let result = self.run_actions(&obs, &specs, Caller::Human).await;
+        let result = self.run_actions(&obs, &specs, Caller::Human, None).await;
         if let Some(log) = &self.audit {
             log.write(audit::Record {
                 machine: &self.machine,
@@ -702,11 +705,13 @@ fn frame_etag(image: &RgbaImage, salt: &str) -> String {
 impl LocalGui {
     /// Runs validated actions against `obs` (its window, its space), one at a time, each
     /// re-checked against the window's current geometry where it uses points.
+    /// With `judging`, each action waits for its effect and is judged before the next runs.
     async fn run_actions(
         &self,
         obs: &Observation,
         specs: &[ActionSpec],
         caller: Caller,
+        mut judging: Option<&mut Judging>,
     ) -> GuiResult<ActionOutput> {
         let window_id = obs.window.window_id.clone();
         let actions = self.resolve_all(obs, specs)?;
@@ -729,19 +734,27 @@ impl LocalGui {
                 e.details = Some(details);
                 e
             };
+            let last_action = i + 1 == specs.len();
             let Some(action) = action else {
                 if let ActionSpec::Wait { duration } = spec {
                     tokio::time::sleep(*duration).await;
                 }
-                results.push(ActionResult::done(
+                let mut done = ActionResult::done(
                     i,
                     spec.type_name(),
                     "wait".into(),
                     None,
                     Check::Verified("waited".into()),
-                ));
+                );
+                if judging.is_some() {
+                    done.effect = Some(crate::changes::Effect::Confirmed);
+                }
+                results.push(done);
                 continue;
             };
+            if let Some(j) = judging.as_deref_mut() {
+                self.before_action(j, spec, last_action).await;
+            }
             let started = std::time::Instant::now();
             // An element's own handle is re-checked by the backend, and its position re-read:
             // no window geometry is needed, so the window is only read when that check fails.
@@ -794,14 +807,21 @@ impl LocalGui {
             );
             match outcome {
                 Ok(outcome) => {
-                    let stop = outcome.stop.clone();
-                    results.push(ActionResult::done(
+                    let mut stop = outcome.stop.clone();
+                    let mut done = ActionResult::done(
                         i,
                         spec.type_name(),
                         outcome.method,
                         outcome.detail,
                         outcome.check,
-                    ));
+                    );
+                    if let Some(j) = judging.as_deref_mut() {
+                        self.after_action(j, obs, spec, &mut done, last_action).await;
+                        if j.gone() && stop.is_none() {
+                            stop = Some("the window closed".into());
+                        }
+                    }
+                    results.push(done);
                     if let Some(why) = stop {
                         let not_run: Vec<usize> = (i + 1..specs.len()).collect();
                         if !not_run.is_empty() {

@@ -1,25 +1,28 @@
-//! Waiting, after a call's actions, until the window is quiet (bounded by the call's settle
-//! bound), and the observation that ends the wait.
+//! Waiting, after one action, until its effect is there (or its bound passed), and the
+//! observation that ends the wait.
 //!
 //! Two signals. Where the backend sees the application's accessibility events ([`Activity`]),
-//! the window is settled once no event came for a quiet period, and the last walk began after
-//! the last event: the walk runs while the quiet period passes, so a fast window costs the quiet
-//! period alone. The quiet period grows with the spacing of the events after the actions (a
-//! burst: `MIN_QUIET`; an animation ticking every 50 ms: 100 ms, so it never settles). Elsewhere
-//! (no events, or a window without elements whose pixels are compared) the window is observed
-//! every `POLL` and settled once unchanged for `QUIET`.
+//! the window is walked again once the events stop for a moment, and the wait ends when the
+//! walk began after the last event, the action's effect is in it, and no event came for a short
+//! quiet period: `EFFECT_QUIET` after a burst, twice the events' spacing when they keep coming
+//! (an animation ticking every 50 ms never ends the wait). Elsewhere (no events, or a window
+//! without elements whose pixels are compared) the window is observed every `POLL` and the wait
+//! ends once the effect is there and the window is unchanged for `QUIET`.
 //!
-//! Either way, when no action's effect was checked and nothing changed yet, the wait goes on to
-//! the bound: a control that updates a moment after the click is then seen, and a click that did
-//! nothing costs the bound, once.
+//! Until the effect is there the wait goes on to the bound: a control that reacts a moment
+//! after its press (Qt's 100 ms `animateClick`, GTK 4's deferred `clicked`) is seen, and the next
+//! action does not overtake it. Where the elements show nothing, the window's pixels are
+//! compared now and then, and a change that only pixels show ends the wait once they are
+//! still. An action whose effect the backend read back waits only for the quiet.
 
 use crate::backend::Activity;
+use crate::changes::pixels_changed_outside;
 use crate::error::{ErrorCode, GuiError, GuiResult};
+use crate::geometry::Rect;
 use crate::limits::MAX_SETTLE;
 use crate::model::{Element, WindowInfo};
-use crate::output::{ActionRequest, ObserveAfter, StateRequest};
+use crate::output::{ActionRequest, StateRequest};
 use crate::service::{bounded, LocalGui, Looked};
-use crate::state::Observation;
 use crate::RgbaImage;
 use std::time::{Duration, Instant};
 
@@ -27,8 +30,11 @@ use std::time::{Duration, Instant};
 const POLL: Duration = Duration::from_millis(25);
 /// How long the window must stay unchanged to count as settled, without events.
 const QUIET: Duration = Duration::from_millis(100);
-/// The shortest quiet period after the last event. Longer than the frame of any animation
-/// that sends events (a 50 ms tick is caught by its second event).
+/// The shortest quiet period after the last event once the effect is there: the events of one
+/// reaction come in one burst, a few ms apart.
+const EFFECT_QUIET: Duration = Duration::from_millis(20);
+/// The shortest quiet period after the last event while no effect is there yet. Longer than
+/// the frame of any animation that sends events (a 50 ms tick is caught by its second event).
 const MIN_QUIET: Duration = Duration::from_millis(60);
 /// The longest quiet period after the last event, however spaced the events were.
 const MAX_QUIET: Duration = Duration::from_millis(200);
@@ -36,29 +42,27 @@ const MAX_QUIET: Duration = Duration::from_millis(200);
 const REWALK_AFTER: Duration = Duration::from_millis(10);
 /// How often events are looked at while waiting (a read of a counter, no call).
 const EVENT_POLL: Duration = Duration::from_millis(5);
-/// While waiting for a change that sends no event, how often the window is walked anyway.
+/// While waiting for an effect that sends no event, how often the window is walked anyway.
 const SLOW_POLL: Duration = Duration::from_millis(250);
+/// While the elements show no effect, how often the pixels are compared (a change only pixels
+/// show ends the wait once two captures this far apart are the same).
+const PIXEL_POLL: Duration = Duration::from_millis(250);
 
-/// How long no event may come before the window counts as quiet, given when the actions ended
-/// and when the events since then came (oldest first): twice the longest spacing between them,
-/// within `MIN_QUIET..=MAX_QUIET`.
-pub(crate) fn quiet_needed(actions_end: Instant, events: &[Instant]) -> Duration {
-    let mut previous = actions_end;
+/// How long no event may come before the window counts as quiet, given when the action ended
+/// and when the events since then came (oldest first): twice the longest spacing between them
+/// (the wait for the first one included while no effect is there yet), within
+/// `shortest..=MAX_QUIET`.
+pub(crate) fn quiet_needed(actions_end: Instant, events: &[Instant], effect_seen: bool) -> Duration {
+    let shortest = if effect_seen { EFFECT_QUIET } else { MIN_QUIET };
+    let mut previous: Option<Instant> = (!effect_seen).then_some(actions_end);
     let mut longest = Duration::ZERO;
     for &at in events.iter().filter(|&&at| at >= actions_end) {
-        longest = longest.max(at.saturating_duration_since(previous));
-        previous = at;
+        if let Some(p) = previous {
+            longest = longest.max(at.saturating_duration_since(p));
+        }
+        previous = Some(at);
     }
-    (longest * 2).clamp(MIN_QUIET, MAX_QUIET)
-}
-
-/// What was read before the actions, to compare with after them.
-pub(crate) struct Before {
-    /// How long the call may wait for the window to settle.
-    pub(crate) bound: Duration,
-    pub(crate) windows: Option<Vec<WindowInfo>>,
-    /// The window's pixels, when it has no elements to compare.
-    pub(crate) pixels: Option<(RgbaImage, f64)>,
+    (longest * 2).clamp(shortest, MAX_QUIET)
 }
 
 /// One observation while settling.
@@ -99,17 +103,27 @@ pub(crate) struct Settled {
     pub(crate) last: Probe,
 }
 
-/// What the settle loop needs to know of the call.
+/// The window's pixels before an action, and the boxes (image pixels) where they change on
+/// their own.
+pub(crate) struct PixelsBefore<'a> {
+    pub(crate) image: &'a (RgbaImage, f64),
+    pub(crate) ignore: &'a [Rect],
+}
+
+/// What the settle loop needs to know of the action.
 pub(crate) struct SettleJob<'a> {
     pub(crate) window: &'a WindowInfo,
     pub(crate) request: &'a StateRequest,
     pub(crate) bound: Duration,
     /// Compare pixels (the window has no elements).
     pub(crate) pixels: bool,
-    /// Wait until something changed (nothing was checked by the backend).
-    pub(crate) wait_for_change: bool,
-    /// Whether a probe differs from the observation the actions used.
-    pub(crate) changed: &'a (dyn Fn(&Probe) -> bool + Sync),
+    /// The effect is known to be there already (the backend read it back), or none is waited
+    /// for (a hover): wait for the quiet alone.
+    pub(crate) effect_known: bool,
+    /// Whether a probe shows the action's effect.
+    pub(crate) effect: &'a (dyn Fn(&Probe) -> bool + Sync),
+    /// Pixels before the action of a window with elements, to notice a change only they show.
+    pub(crate) pixels_before: Option<PixelsBefore<'a>>,
 }
 
 /// Events of the activity that came at or after `since`.
@@ -119,7 +133,7 @@ fn events_since(activity: &Activity, since: Instant) -> usize {
 
 impl LocalGui {
     /// The settle bound of a call: its own `settle_ms`, else the server's.
-    fn settle_bound(&self, request: &ActionRequest) -> GuiResult<Duration> {
+    pub(crate) fn settle_bound(&self, request: &ActionRequest) -> GuiResult<Duration> {
         match request.settle_ms {
             None => Ok(self.limits().settle),
             Some(ms) if Duration::from_millis(ms) <= MAX_SETTLE => Ok(Duration::from_millis(ms)),
@@ -130,37 +144,7 @@ impl LocalGui {
         }
     }
 
-    /// Reads what the change list compares against, before any action runs.
-    pub(crate) async fn before_actions(
-        &self,
-        obs: &Observation,
-        request: &ActionRequest,
-    ) -> GuiResult<Before> {
-        let bound = self.settle_bound(request)?;
-        if request.observe == ObserveAfter::None {
-            return Ok(Before {
-                bound,
-                windows: None,
-                pixels: None,
-            });
-        }
-        // The window list of the observation, read beside its walk: nothing is read here
-        // before the actions unless the window has no elements (then its pixels are).
-        let windows = obs.shown.as_ref().and_then(|s| s.windows.clone());
-        let no_elements = obs.shown.as_ref().is_none_or(|s| s.elements.is_empty());
-        let pixels = if no_elements {
-            self.pixels_of(&obs.window.window_id).await
-        } else {
-            None
-        };
-        Ok(Before {
-            bound,
-            windows,
-            pixels,
-        })
-    }
-
-    async fn pixels_of(&self, window_id: &str) -> Option<(RgbaImage, f64)> {
+    pub(crate) async fn pixels_of(&self, window_id: &str) -> Option<(RgbaImage, f64)> {
         let backend = self.backend().await.ok()?;
         let snap = bounded("capturing the window", backend.capture(window_id))
             .await
@@ -168,7 +152,7 @@ impl LocalGui {
         snap.screenshot.map(|s| (s.image, snap.scale))
     }
 
-    async fn probe(&self, request: &StateRequest, pixels: bool) -> Probe {
+    pub(crate) async fn probe(&self, request: &StateRequest, pixels: bool) -> Probe {
         match self.look(request.clone()).await {
             Ok(looked) => Probe {
                 windows: looked.windows.clone(),
@@ -192,7 +176,24 @@ impl LocalGui {
         }
     }
 
-    /// Waits until the window is quiet or the bound passes, and observes it.
+    /// Compares the window's pixels now with `before`: `Some(None)` the same, `Some(Some(r))`
+    /// changed in `r`, `None` when they could not be read.
+    pub(crate) async fn pixels_now(
+        &self,
+        window_id: &str,
+        before: &PixelsBefore<'_>,
+    ) -> (Option<Option<Rect>>, Option<(RgbaImage, f64)>) {
+        match self.pixels_of(window_id).await {
+            Some(now) => (
+                Some(pixels_changed_outside(&before.image.0, &now.0, before.ignore)),
+                Some(now),
+            ),
+            None => (None, None),
+        }
+    }
+
+    /// Waits until the action's effect is there and the window is quiet, or the bound passes,
+    /// and observes it.
     pub(crate) async fn settle(&self, job: SettleJob<'_>) -> Settled {
         let backend = if job.pixels {
             None
@@ -208,44 +209,57 @@ impl LocalGui {
         }
     }
 
-    /// Settling by observations alone: settled once two observations `QUIET` apart are equal.
+    /// Settling by observations alone: the effect is there and two observations `QUIET` apart
+    /// are equal.
     async fn settle_by_polling(&self, job: &SettleJob<'_>) -> Settled {
         let started = Instant::now();
         let mut last = self.probe(job.request, job.pixels).await;
         let mut last_change = started;
-        let mut seen_change = (job.changed)(&last);
+        let mut seen = job.effect_known || (job.effect)(&last);
+        let mut pixels = PixelWatch::default();
         let settled = loop {
             if last.gone {
                 break true;
             }
             let quiet = last_change.elapsed() >= QUIET;
-            if quiet && (seen_change || !job.wait_for_change) {
+            if quiet && seen {
                 break true;
             }
             if started.elapsed() >= job.bound {
                 break quiet;
             }
+            if !seen && pixels.due(started) {
+                if let Some(before) = &job.pixels_before {
+                    if pixels.look(self, job.request, before).await {
+                        break true;
+                    }
+                }
+            }
             tokio::time::sleep(POLL.min(job.bound.saturating_sub(started.elapsed()))).await;
             let now = self.probe(job.request, job.pixels).await;
             if !now.same_as(&last) {
                 last_change = Instant::now();
-                seen_change = seen_change || (job.changed)(&now);
+                seen = seen || (job.effect)(&now);
             }
             last = now;
         };
         Settled { settled, last }
     }
 
-    /// Settling on the application's events: settled once none came for the quiet period and
-    /// the last walk began after the last of them.
+    /// Settling on the application's events: the effect is there, no event came for the quiet
+    /// period and the last walk began after the last of them.
     async fn settle_on_events(&self, job: &SettleJob<'_>, activity: impl Fn() -> Activity) -> Settled {
         let actions_end = Instant::now();
         let mut walk_began = Instant::now();
         let mut last = self.probe(job.request, false).await;
-        let mut seen_change = (job.changed)(&last);
+        let mut seen = job.effect_known || (job.effect)(&last);
+        let mut pixels = PixelWatch::default();
         loop {
             if last.gone {
-                return Settled { settled: true, last };
+                return Settled {
+                    settled: true,
+                    last
+                };
             }
             let now = activity();
             let last_event = now
@@ -255,11 +269,14 @@ impl LocalGui {
                 .filter(|&at| at >= actions_end)
                 .unwrap_or(actions_end);
             let since_last = last_event.elapsed();
-            let quiet = since_last >= quiet_needed(actions_end, &now.recent);
+            let quiet = since_last >= quiet_needed(actions_end, &now.recent, seen);
             let stale = events_since(&now, walk_began) > 0;
             let waited = actions_end.elapsed();
-            if quiet && !stale && (seen_change || !job.wait_for_change) {
-                return Settled { settled: true, last };
+            if quiet && !stale && seen {
+                return Settled {
+                    settled: true,
+                    last
+                };
             }
             if waited >= job.bound {
                 if stale {
@@ -267,23 +284,63 @@ impl LocalGui {
                     last = self.probe(job.request, false).await;
                 }
                 let settled = quiet && !stale && !last.gone;
-                return Settled { settled, last };
+                return Settled {
+                    settled,
+                    last
+                };
+            }
+            if !seen && !stale && pixels.due(actions_end) {
+                if let Some(before) = &job.pixels_before {
+                    if pixels.look(self, job.request, before).await {
+                        return Settled { settled: quiet, last };
+                    }
+                }
             }
             // Walk again once the events stopped for a moment, or now and then while waiting
-            // for a change that may send no event.
+            // for an effect that may send no event.
             let rewalk = if stale {
                 since_last >= REWALK_AFTER
             } else {
-                job.wait_for_change && !seen_change && walk_began.elapsed() >= SLOW_POLL
+                !seen && walk_began.elapsed() >= SLOW_POLL
             };
             if rewalk {
                 walk_began = Instant::now();
                 last = self.probe(job.request, false).await;
-                seen_change = seen_change || (job.changed)(&last);
+                seen = seen || (job.effect)(&last);
                 continue;
             }
             tokio::time::sleep(EVENT_POLL.min(job.bound.saturating_sub(waited))).await;
         }
+    }
+}
+
+/// Pixels compared now and then while no effect shows in the elements.
+#[derive(Default)]
+struct PixelWatch {
+    last_look: Option<Instant>,
+    /// The capture before, when it differed from the pixels before the action.
+    changed: Option<RgbaImage>,
+}
+
+impl PixelWatch {
+    /// Whether a look is due: `PIXEL_POLL` after the action and after the last look.
+    fn due(&self, start: Instant) -> bool {
+        let since = self.last_look.unwrap_or(start);
+        since.elapsed() >= PIXEL_POLL
+    }
+
+    /// Captures and compares; true once pixels changed and stayed the same since the last look
+    /// (a change only pixels show, and it is over).
+    async fn look(&mut self, gui: &LocalGui, request: &StateRequest, before: &PixelsBefore<'_>) -> bool {
+        self.last_look = Some(Instant::now());
+        let (seen, now) = gui.pixels_now(&request.window_id, before).await;
+        let Some((now, _)) = now else {
+            return false;
+        };
+        let still = self.changed.as_ref().is_some_and(|prev| prev.data == now.data);
+        let changed = matches!(seen, Some(Some(_)));
+        self.changed = changed.then_some(now);
+        changed && still
     }
 }
 
@@ -298,22 +355,33 @@ mod tests {
     #[test]
     fn a_burst_needs_the_shortest_quiet() {
         let end = Instant::now();
-        assert_eq!(quiet_needed(end, &[]), MIN_QUIET);
-        assert_eq!(quiet_needed(end, &at(end, &[1, 2, 3, 12])), MIN_QUIET);
+        assert_eq!(quiet_needed(end, &[], false), MIN_QUIET);
+        assert_eq!(quiet_needed(end, &at(end, &[1, 2, 3, 12]), false), MIN_QUIET);
+        assert_eq!(quiet_needed(end, &at(end, &[1, 2, 3, 6]), true), EFFECT_QUIET);
+    }
+
+    #[test]
+    fn a_late_first_event_is_no_animation_once_the_effect_is_there() {
+        let end = Instant::now();
+        // GTK 4 emits `clicked` 250 ms after the accessible action returned.
+        assert_eq!(quiet_needed(end, &at(end, &[250, 251, 253]), true), EFFECT_QUIET);
+        assert_eq!(quiet_needed(end, &at(end, &[250]), false), MAX_QUIET);
     }
 
     #[test]
     fn an_animation_needs_more_quiet_than_its_tick() {
         let end = Instant::now();
-        let q = quiet_needed(end, &at(end, &[2, 52]));
+        let q = quiet_needed(end, &at(end, &[2, 52]), false);
         assert!(q > Duration::from_millis(50), "{q:?}");
-        assert_eq!(quiet_needed(end, &at(end, &[300])), MAX_QUIET);
+        let q = quiet_needed(end, &at(end, &[2, 52, 102]), true);
+        assert!(q > Duration::from_millis(50), "{q:?}");
+        assert_eq!(quiet_needed(end, &at(end, &[300]), false), MAX_QUIET);
     }
 
     #[test]
     fn events_before_the_actions_ended_do_not_count() {
         let start = Instant::now();
         let end = start + Duration::from_millis(500);
-        assert_eq!(quiet_needed(end, &at(start, &[0, 200, 400, 501])), MIN_QUIET);
+        assert_eq!(quiet_needed(end, &at(start, &[0, 200, 400, 501]), false), MIN_QUIET);
     }
 }

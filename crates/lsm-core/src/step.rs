@@ -1,33 +1,136 @@
-//! `gui_action` closes the loop: after its actions, wait (bounded) until the window settles,
-//! observe it again, issue a new `state_id` and say what changed and what each action did.
+//! `gui_action` judges each action on its own, in order: after an action, wait (bounded) until
+//! its effect is there and the window is quiet, observe the window, and take what changed since
+//! the action before as this action's evidence; the next action starts from that observation.
+//! After the last one, the settled observation gets a new `state_id` and the call says what
+//! changed in all.
 //!
-//! How long it waits, and on what, is `settle.rs`.
+//! What counts as an effect is `effect.rs`; how long the wait is, and on what, is `settle.rs`.
 
-use crate::changes::{effect_of, element_changes, pixels_changed, window_changes, Changes, Seen};
+use crate::action::{ActionResult, ActionSpec, Where};
+use crate::changes::{element_changes, pixels_changed_outside, window_changes, Changes, Effect};
+use crate::effect::{effect_changes, element_at, judge, restless_areas, Intent, ReadBack, Seen};
+use crate::geometry::Rect;
 use crate::model::{Element, WindowInfo};
+use crate::output::{ActionOutput, ActionRequest, ObserveAfter, StateRequest};
+use crate::service::LocalGui;
+use crate::settle::{PixelsBefore, Probe, SettleJob, Settled};
+use crate::space::Space;
+use crate::state::Observation;
+use crate::RgbaImage;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 /// At most this many windows opened by one call are observed with it (a dialog, its menu).
 const MAX_OPENED_OBSERVED: usize = 2;
-use crate::output::{ActionOutput, ActionRequest, ObserveAfter, StateRequest};
-use crate::service::LocalGui;
-use crate::settle::{Before, Probe, SettleJob, Settled};
-use crate::state::Observation;
-use std::time::Instant;
+
+/// The state of a call whose actions are judged one by one.
+pub(crate) struct Judging {
+    /// How the window is observed after each action (as the `gui_state` that began the chain,
+    /// without a screenshot).
+    request: StateRequest,
+    bound: Duration,
+    /// The window has no elements: its pixels are what is compared.
+    pixel_mode: bool,
+    /// The observations hold every element (no query, nothing cut).
+    complete: bool,
+    /// The observation the call's actions began on (for the call's change list).
+    first_elements: Arc<Vec<Element>>,
+    first_windows: Option<Vec<WindowInfo>>,
+    /// What the next action is judged against: the last settled observation.
+    elements: Vec<Element>,
+    windows: Option<Vec<WindowInfo>>,
+    space: Space,
+    /// The window's pixels right before the current action, where they are compared.
+    pixels: Option<(RgbaImage, f64)>,
+    /// The last settled observation.
+    last: Option<Probe>,
+    settled: bool,
+    settle_time: Duration,
+    /// Judge the last action too (observe `none` judges all but the last, so none overtakes
+    /// another, and returns right after the last).
+    observe_last: bool,
+}
+
+impl Judging {
+    /// Whether the acted-on window is gone.
+    pub(crate) fn gone(&self) -> bool {
+        self.last.as_ref().is_some_and(|p| p.gone)
+    }
+}
+
+/// What an action is meant to do, with its target found in the observation it runs on.
+fn intent_of(spec: &ActionSpec, elements: &[Element]) -> Intent {
+    let at = |w: &Where| match w {
+        Where::Element(id) => Some(id.clone()),
+        Where::Point(p) => element_at(elements, *p).map(|e| e.id.clone()),
+    };
+    match spec {
+        ActionSpec::Click { at: w, .. } => Intent::Press { target: at(w) },
+        ActionSpec::Move { .. } => Intent::Hover,
+        ActionSpec::Scroll { at: w, .. } => Intent::Input {
+            target: w.as_ref().and_then(at),
+        },
+        ActionSpec::Drag { from, .. } => Intent::Input { target: at(from) },
+        ActionSpec::Key { .. } => Intent::Input { target: None },
+        ActionSpec::Type { element, .. } => Intent::ReadBack {
+            target: element.clone(),
+        },
+        ActionSpec::SetValue { element, .. } => Intent::ReadBack {
+            target: Some(element.clone()),
+        },
+        ActionSpec::Focus { element } => Intent::ReadBack {
+            target: element.clone(),
+        },
+        ActionSpec::Wait { .. } => Intent::Wait,
+    }
+}
+
+/// Observation-space boxes as boxes of an image of `w x h` pixels laid over the space.
+fn to_image(space: &Space, boxes: &[Rect], w: u32, h: u32) -> Vec<Rect> {
+    let area = space.area();
+    let (sx, sy) = (
+        w as f64 / area.width.max(1) as f64,
+        h as f64 / area.height.max(1) as f64,
+    );
+    boxes
+        .iter()
+        .map(|r| {
+            let x0 = (r.x as f64 * sx).floor() as i32;
+            let y0 = (r.y as f64 * sy).floor() as i32;
+            let x1 = ((r.x + r.width) as f64 * sx).ceil() as i32;
+            let y1 = ((r.y + r.height) as f64 * sy).ceil() as i32;
+            Rect::new(x0, y0, x1 - x0, y1 - y0)
+        })
+        .collect()
+}
+
+/// An image-pixel box in the window's logical pixels.
+fn to_logical(r: Rect, scale: f64) -> Rect {
+    let s = if scale > 0.0 { scale } else { 1.0 };
+    Rect::new(
+        (r.x as f64 / s).floor() as i32,
+        (r.y as f64 / s).floor() as i32,
+        (r.width as f64 / s).ceil() as i32,
+        (r.height as f64 / s).ceil() as i32,
+    )
+}
 
 impl LocalGui {
-    /// After the actions of `out` ran on `obs`: settle, observe, issue, compare (observe
-    /// `changes` or `full`). A failure to observe is said in `observe_note`; the actions' own
-    /// results stand.
-    pub(crate) async fn observe_after(
+    /// Sets up judging for a call on `obs`; `None` when nothing is to be judged (observe `none`
+    /// with one action).
+    pub(crate) async fn start_judging(
         &self,
         obs: &Observation,
-        before: Before,
         request: &ActionRequest,
-        out: &mut ActionOutput,
-    ) {
-        let bound = before.bound;
-        let shown = obs.shown.clone();
-        let state_request = match &shown {
+        actions: usize,
+    ) -> crate::GuiResult<Option<Judging>> {
+        let bound = self.settle_bound(request)?;
+        let observe_last = request.observe != ObserveAfter::None;
+        if !observe_last && actions < 2 {
+            return Ok(None);
+        }
+        let shown = obs.shown.as_ref();
+        let state_request = match shown {
             Some(s) => StateRequest {
                 screenshot: false,
                 ..s.request.clone()
@@ -38,47 +141,220 @@ impl LocalGui {
                 ..StateRequest::default()
             },
         };
-        let pixel_mode = before.pixels.is_some();
-        let before_elements: Vec<Element> = shown.as_ref().map(|s| s.elements.to_vec()).unwrap_or_default();
-        let complete = shown.as_ref().is_some_and(|s| s.complete);
-        // Wait for a change only when nothing was checked and something could show it.
-        let wait_for_change = !out.results.iter().any(|r| r.verified) && !pixel_mode;
-        let changed_from_before = |p: &Probe| -> bool {
+        let first_elements = shown.map(|s| s.elements.clone()).unwrap_or_default();
+        let mut judging = Judging {
+            request: state_request,
+            bound,
+            pixel_mode: first_elements.is_empty(),
+            complete: shown.is_some_and(|s| s.complete),
+            elements: first_elements.to_vec(),
+            first_elements,
+            first_windows: shown.and_then(|s| s.windows.clone()),
+            windows: shown.and_then(|s| s.windows.clone()),
+            space: obs.space.clone(),
+            pixels: None,
+            last: None,
+            settled: true,
+            settle_time: Duration::ZERO,
+            observe_last,
+        };
+        // The application changed since the observation (events came): the first action is
+        // judged against the window as it is now, not as it was shown.
+        if !judging.pixel_mode {
+            if let Ok(backend) = self.backend().await {
+                let moved_on = backend
+                    .activity(&obs.window)
+                    .is_some_and(|a| a.recent.iter().any(|&at| at >= obs.issued));
+                if moved_on {
+                    let now = self.probe(&judging.request, false).await;
+                    if let Some(l) = &now.looked {
+                        judging.elements = l.out.elements.clone();
+                        judging.windows = now.windows.clone();
+                    }
+                }
+            }
+        }
+        Ok(Some(judging))
+    }
+
+    /// Before action `spec` runs: reads the window's pixels where they will be compared.
+    pub(crate) async fn before_action(&self, j: &mut Judging, spec: &ActionSpec, last_action: bool) {
+        j.pixels = None;
+        if last_action && !j.observe_last {
+            return;
+        }
+        let intent = intent_of(spec, &j.elements);
+        if j.pixel_mode || intent.wants_pixels() {
+            j.pixels = self.pixels_of(&j.request.window_id).await;
+        }
+    }
+
+    /// After action `spec` ran (its result in `result`): waits for its effect, observes, and
+    /// says what the effect was. The observation becomes what the next action is judged against.
+    pub(crate) async fn after_action(
+        &self,
+        j: &mut Judging,
+        obs: &Observation,
+        spec: &ActionSpec,
+        result: &mut ActionResult,
+        last_action: bool,
+    ) {
+        let intent = intent_of(spec, &j.elements);
+        if !intent.judged() {
+            result.effect = Some(Effect::Confirmed);
+            return;
+        }
+        if last_action && !j.observe_last {
+            return;
+        }
+        let read_back = if result.verified {
+            ReadBack::Effect(result.evidence.clone().unwrap_or_else(|| "checked".into()))
+        } else {
+            ReadBack::None(result.unverified.clone().unwrap_or_default())
+        };
+        let effect_known = matches!(read_back, ReadBack::Effect(_))
+            || matches!(intent, Intent::Hover | Intent::ReadBack { .. });
+        let ignore: Vec<Rect> = match &j.pixels {
+            Some((img, _)) => to_image(&j.space, &restless_areas(&j.elements), img.width, img.height),
+            None => Vec::new(),
+        };
+        let before_elements = j.elements.clone();
+        let before_windows = j.windows.clone();
+        let complete = j.complete;
+        let pixel_mode = j.pixel_mode;
+        let pixels_before = j.pixels.take();
+        let shows_effect = |p: &Probe| -> bool {
             if p.gone {
                 return true;
             }
-            let windows_moved = match (&before.windows, &p.windows) {
-                (Some(a), Some(b)) => {
-                    let (o, c) = window_changes(a, b);
-                    !o.is_empty() || !c.is_empty()
+            if let (Some(a), Some(b)) = (&before_windows, &p.windows) {
+                let (o, c) = window_changes(a, b);
+                if !o.is_empty() || !c.is_empty() {
+                    return true;
                 }
-                _ => false,
-            };
-            windows_moved
-                || p.looked
-                    .as_ref()
-                    .is_some_and(|l| !element_changes(&before_elements, &l.out.elements, complete).is_empty())
+            }
+            if pixel_mode {
+                return match (&pixels_before, &p.pixels) {
+                    (Some((a, _)), Some((b, _))) => pixels_changed_outside(a, b, &[]).is_some(),
+                    _ => false,
+                };
+            }
+            p.looked.as_ref().is_some_and(|l| {
+                let all = element_changes(&before_elements, &l.out.elements, complete);
+                !effect_changes(&all, &intent, &before_elements).is_empty()
+            })
         };
-
         let started = Instant::now();
-        let Settled { settled, mut last } = self
+        let Settled { settled, last } = self
             .settle(SettleJob {
                 window: &obs.window,
-                request: &state_request,
-                bound,
+                request: &j.request,
+                bound: j.bound,
                 pixels: pixel_mode,
-                wait_for_change,
-                changed: &changed_from_before,
+                effect_known,
+                effect: &shows_effect,
+                pixels_before: match (&pixels_before, pixel_mode) {
+                    (Some(image), false) => Some(PixelsBefore {
+                        image,
+                        ignore: &ignore,
+                    }),
+                    _ => None,
+                },
             })
             .await;
-        out.settled = Some(settled);
-        out.settle_ms = Some(started.elapsed().as_millis() as u64);
-        // The image is of the settled window: one more look, with the screenshot, is the
-        // observation everything below reports on.
+        j.settle_time += started.elapsed();
+        j.settled = settled;
+
+        let mut windows_moved = Changes::default();
+        if let (Some(a), Some(b)) = (&before_windows, &last.windows) {
+            let (opened, closed) = window_changes(a, b);
+            windows_moved.opened = opened;
+            windows_moved.closed = closed;
+        }
+        let seen = if last.gone {
+            Seen::WindowClosed
+        } else if pixel_mode {
+            match (&pixels_before, &last.pixels) {
+                _ if !windows_moved.is_empty() => Seen::Elements {
+                    effect: windows_moved,
+                    pixels: None,
+                },
+                (Some((a, scale)), Some((b, _))) => {
+                    Seen::Pixels(pixels_changed_outside(a, b, &[]).map(|r| to_logical(r, *scale)))
+                }
+                _ => Seen::Nothing("the window's pixels could not be read before and after the action".into()),
+            }
+        } else if let Some(l) = &last.looked {
+            let mut all = element_changes(&before_elements, &l.out.elements, complete);
+            all.opened = windows_moved.opened;
+            all.closed = windows_moved.closed;
+            let effect = effect_changes(&all, &intent, &before_elements);
+            let pixels = if !effect.is_empty() || matches!(read_back, ReadBack::Effect(_)) {
+                None
+            } else {
+                match &pixels_before {
+                    // Compared now: the wait may have ended on the elements' quiet.
+                    Some(image) => {
+                        let before = PixelsBefore {
+                            image,
+                            ignore: &ignore,
+                        };
+                        let (seen, _) = self.pixels_now(&j.request.window_id, &before).await;
+                        seen.map(|r| r.map(|r| to_logical(r, image.1)))
+                    }
+                    None => None,
+                }
+            };
+            Seen::Elements { effect, pixels }
+        } else {
+            Seen::Nothing("the window could not be observed after the action".into())
+        };
+        let (effect, text) = judge(&read_back, &seen);
+        result.effect = Some(effect);
+        match effect {
+            Effect::Confirmed => {
+                result.verified = true;
+                result.evidence = Some(text);
+                result.unverified = None;
+            }
+            _ => {
+                result.verified = false;
+                result.evidence = None;
+                result.unverified = Some(text);
+            }
+        }
+        if let Some(l) = &last.looked {
+            j.elements = l.out.elements.clone();
+        }
+        if last.windows.is_some() {
+            j.windows = last.windows.clone();
+        }
+        j.last = Some(last);
+    }
+
+    /// After the last action: the settled observation gets a new `state_id`; the call's change
+    /// list compares it with the observation the call began on.
+    pub(crate) async fn finish_judging(
+        &self,
+        obs: &Observation,
+        mut j: Judging,
+        request: &ActionRequest,
+        out: &mut ActionOutput,
+    ) {
+        if !j.observe_last {
+            return;
+        }
+        out.settled = Some(j.settled);
+        out.settle_ms = Some(j.settle_time.as_millis() as u64);
+        let Some(mut last) = j.last.take() else {
+            out.observe_note = Some("no action was observed: call gui_state".into());
+            return;
+        };
+        // The image is of the settled window: one more look, with the screenshot.
         if request.screenshot && !last.gone {
             let shot_request = StateRequest {
                 screenshot: true,
-                ..state_request.clone()
+                ..j.request.clone()
             };
             match self.look(shot_request).await {
                 Ok(looked) => last.looked = Some(looked),
@@ -87,9 +363,8 @@ impl LocalGui {
                 }
             }
         }
-
         let mut changes = Changes::default();
-        if let (Some(a), Some(b)) = (&before.windows, &last.windows) {
+        if let (Some(a), Some(b)) = (&j.first_windows, &last.windows) {
             let (opened, closed) = window_changes(a, b);
             changes.opened = opened;
             changes.closed = closed;
@@ -97,59 +372,16 @@ impl LocalGui {
         if last.gone && !changes.closed.iter().any(|w| w.window_id == obs.window.window_id) {
             changes.closed.push((&obs.window).into());
         }
-        let seen = if last.gone {
-            Seen::Elements(changes.clone())
-        } else if let (Some((a, scale)), Some((b, _))) = (&before.pixels, &last.pixels) {
-            let logical = pixels_changed(a, b).map(|r| {
-                let s = if *scale > 0.0 { *scale } else { 1.0 };
-                crate::geometry::Rect::new(
-                    (r.x as f64 / s).floor() as i32,
-                    (r.y as f64 / s).floor() as i32,
-                    (r.width as f64 / s).ceil() as i32,
-                    (r.height as f64 / s).ceil() as i32,
-                )
-            });
-            Seen::Pixels(logical)
-        } else if let Some(l) = &last.looked {
-            let els = element_changes(&before_elements, &l.out.elements, complete);
+        if let (Some(l), false) = (&last.looked, last.gone) {
+            let els = element_changes(&j.first_elements, &l.out.elements, j.complete);
             changes.added = els.added;
             changes.removed = els.removed;
             changes.changed = els.changed;
             changes.focus = els.focus;
-            if shown.is_some() {
-                Seen::Elements(changes.clone())
-            } else {
-                Seen::Nothing("the observation the actions used kept no element list to compare with".into())
-            }
-        } else {
-            Seen::Nothing("the window could not be observed after the actions".into())
-        };
-
-        let unchecked = out.results.iter().filter(|r| !r.verified).count();
-        for r in &mut out.results {
-            let (effect, text) = effect_of(r.verified, r.evidence.as_deref(), &seen);
-            r.effect = Some(effect);
-            if r.verified {
-                continue;
-            }
-            let text = if unchecked > 1 {
-                format!("after all the actions together: {text}")
-            } else {
-                text
-            };
-            match effect {
-                crate::changes::Effect::Confirmed => {
-                    r.verified = true;
-                    r.evidence = Some(text);
-                    r.unverified = None;
-                }
-                _ => r.unverified = Some(text),
-            }
         }
-
         // Also when the acted-on window closed: what replaced it (the next step of a wizard, the
         // main window after a login) is where the model goes on.
-        self.observe_opened(obs, &state_request, last.windows.as_deref(), &mut changes)
+        self.observe_opened(obs, &j.request, last.windows.as_deref(), &mut changes)
             .await;
         if last.gone {
             out.changes = Some(changes);

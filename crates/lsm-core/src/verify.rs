@@ -139,6 +139,33 @@ pub fn toggle_check(before: &[String], after: &[String], waited_ms: u128) -> Che
     }
 }
 
+/// The watched states of an element of `role` that changed, less those that pass while a
+/// control is operated (`pressed` on a push button, `armed`: see [`crate::effect::is_passing`]):
+/// only these are evidence of a press.
+pub fn effect_state_changes(role: &str, before: &[String], after: &[String], watched: &[&str]) -> Vec<String> {
+    let lasting: Vec<&str> = watched
+        .iter()
+        .copied()
+        .filter(|s| !crate::effect::is_passing(role, s))
+        .collect();
+    state_changes(before, after, &lasting)
+}
+
+/// [`toggle_check`] for a control of `role`: a passing state is no evidence.
+pub fn toggle_effect(role: &str, before: &[String], after: &[String], waited_ms: u128) -> Check {
+    let changes = effect_state_changes(role, before, after, TOGGLE_STATES);
+    if changes.is_empty() {
+        match toggle_check(before, after, waited_ms) {
+            Check::Unverified(w) => Check::Unverified(w),
+            Check::Verified(passing) => Check::Unverified(format!(
+                "only {passing} within {waited_ms} ms: the look of a control being pressed, not an effect"
+            )),
+        }
+    } else {
+        Check::Verified(changes.join(", "))
+    }
+}
+
 /// Counts for a call's summary line.
 #[derive(Debug, Default, Clone, PartialEq)]
 pub struct Tally {
@@ -232,6 +259,22 @@ mod tests {
             Check::Unverified(w) => assert!(w.contains("now: checked"), "{w}"),
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn a_push_buttons_pressed_look_is_no_toggle() {
+        assert!(matches!(
+            toggle_effect("push_button", &v(&[]), &v(&["pressed"]), 10),
+            Check::Unverified(w) if w.contains("not an effect")
+        ));
+        assert_eq!(
+            toggle_effect("toggle_button", &v(&[]), &v(&["pressed"]), 10),
+            Check::Verified("pressed false -> true".into())
+        );
+        assert_eq!(
+            effect_state_changes("check_box", &v(&["armed"]), &v(&["checked"]), &["checked", "armed"]),
+            v(&["checked false -> true"])
+        );
     }
 
     #[test]

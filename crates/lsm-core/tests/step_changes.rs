@@ -17,6 +17,15 @@ struct App {
     /// The "Open dialog" button shows a dialog window (0x2) of the same application.
     dialog: bool,
     later_at: Option<Instant>,
+    /// The "Deferred" button (as Qt's accessible press): `pressed` for 100 ms, then it opens
+    /// the dialog.
+    deferred_at: Option<Instant>,
+    /// The "Paint" button changes the window's pixels and nothing else; "Flash" shows `pressed`
+    /// (and its pixels) for 50 ms and does nothing.
+    painted: bool,
+    flash_at: Option<Instant>,
+    /// When each action reached the application, and what it saw then (`Later: 1`?).
+    performed: Vec<(String, bool)>,
     closed: bool,
     /// The clock label changes on every look (with events: every 20 ms, each change an event).
     animating: Option<Instant>,
@@ -25,13 +34,34 @@ struct App {
     events: Option<Vec<Instant>>,
 }
 
+/// How long the "Deferred" button is pressed before its dialog opens.
+const DEFERRAL: Duration = Duration::from_millis(100);
+/// How long "Flash" looks pressed.
+const FLASH: Duration = Duration::from_millis(50);
+
+impl App {
+    fn deferred_done(&self) -> bool {
+        self.deferred_at.is_some_and(|t| t.elapsed() >= DEFERRAL)
+    }
+    fn later_done(&self) -> bool {
+        self.later_at.is_some_and(|t| t.elapsed() >= Duration::from_millis(300))
+    }
+}
+
 /// A tick of the clock, with events.
 const TICK: Duration = Duration::from_millis(20);
 
 impl App {
     fn activity(&self) -> Option<Activity> {
         let mut recent = self.events.clone()?;
-        if let Some(t) = self.later_at.map(|t| t + Duration::from_millis(300)) {
+        for t in [
+            self.later_at.map(|t| t + Duration::from_millis(300)),
+            self.deferred_at.map(|t| t + DEFERRAL),
+            self.flash_at.map(|t| t + FLASH),
+        ]
+        .into_iter()
+        .flatten()
+        {
             if t <= Instant::now() {
                 recent.push(t);
             }
@@ -107,7 +137,7 @@ impl DesktopBackend for Fake {
         if !app.closed {
             list.push(window());
         }
-        if app.dialog {
+        if app.dialog || app.deferred_done() {
             list.push(dialog_window());
         }
         Ok(list)
@@ -121,15 +151,17 @@ impl DesktopBackend for Fake {
     }
     async fn observe(&self, id: &str, r: &ObserveRequest) -> GuiResult<Snapshot> {
         let w = self.window(id).await?;
+        let mut app = self.0.lock().unwrap();
+        let flashing = app.flash_at.is_some_and(|t| t.elapsed() < FLASH);
+        let shade = if app.painted || flashing { 90 } else { 200 };
         let screenshot = r.screenshot.then(|| Screenshot {
             image: RgbaImage::filled(
                 w.bounds.width as u32,
                 w.bounds.height as u32,
-                [200, 200, 200, 255],
+                [shade, shade, shade, 255],
             ),
             occluded: false,
         });
-        let mut app = self.0.lock().unwrap();
         app.ticks += 1;
         let later = app
             .later_at
@@ -173,6 +205,19 @@ impl DesktopBackend for Fake {
                 el("clock", "label", &clock, &[], Some(0)),
                 el("open", "push_button", "Open dialog", &[], Some(0)),
                 el("swap", "push_button", "Next", &[], Some(0)),
+                el(
+                    "deferred",
+                    "push_button",
+                    "Deferred",
+                    if app.deferred_at.is_some() && !app.deferred_done() {
+                        &["pressed"]
+                    } else {
+                        &[]
+                    },
+                    Some(0),
+                ),
+                el("paint", "push_button", "Paint", &[], Some(0)),
+                el("flash", "push_button", "Flash", if flashing { &["pressed"] } else { &[] }, Some(0)),
             ],
             truncated: false,
             truncated_reason: None,
@@ -189,7 +234,29 @@ impl DesktopBackend for Fake {
             return Ok(ActionOutcome::new("fake"));
         };
         let mut app = self.0.lock().unwrap();
+        let later_seen = app.later_done();
+        app.performed.push((e.native.clone(), later_seen));
         Ok(match e.native.as_str() {
+            "deferred" => {
+                app.deferred_at = Some(Instant::now());
+                if let Some(events) = &mut app.events {
+                    events.push(Instant::now());
+                }
+                // As Qt's: the button shows `pressed` at once, and a backend that reads it back
+                // must not call that the effect.
+                ActionOutcome::new("fake").unverified("pressed; no lasting state to read back")
+            }
+            "paint" => {
+                app.painted = true;
+                ActionOutcome::new("fake")
+            }
+            "flash" => {
+                app.flash_at = Some(Instant::now());
+                if let Some(events) = &mut app.events {
+                    events.push(Instant::now());
+                }
+                ActionOutcome::new("fake")
+            }
             "feature" => {
                 app.checked = !app.checked;
                 if let Some(events) = &mut app.events {
@@ -284,9 +351,10 @@ async fn a_toggle_is_confirmed_and_the_next_action_needs_no_gui_state() {
         let feature = id_of(&s.elements, "Feature");
         let looks = fake.0.lock().unwrap().ticks;
         let out = click(&gui, &s.state_id, &feature, None).await.expect("click");
-        // With events, one walk while the quiet period passes; without, until two agree.
+        // With events, one capture before the press (to tell `no_change` from a change only
+        // pixels show) and one walk while the quiet period passes; without, until two agree.
         let walks = fake.0.lock().unwrap().ticks - looks;
-        assert!(if events { walks == 1 } else { walks > 1 }, "{walks} walks");
+        assert!(if events { walks == 2 } else { walks > 2 }, "{walks} walks");
         assert_eq!(out.results[0].effect, Some(Effect::Confirmed));
         assert_eq!(out.results[0].evidence.as_deref(), Some("checked false -> true"));
         assert_eq!(out.settled, Some(true));
@@ -481,7 +549,7 @@ async fn observe_none_and_full() {
         assert_eq!(full.image.as_ref().map(|i| i.bytes.len()), Some(shot.bytes));
         let obs = full.observation.expect("observation");
         assert_eq!(Some(obs.state_id.clone()), full.state_id);
-        assert_eq!(obs.elements.len(), 9);
+        assert_eq!(obs.elements.len(), 12);
         let e = click(&gui, &s_id(&gui).await, "e1", Some(20_000))
             .await
             .expect_err("too long");
@@ -491,4 +559,77 @@ async fn observe_none_and_full() {
 
 async fn s_id(gui: &LocalGui) -> String {
     observe(gui).await.state_id
+}
+
+async fn act(gui: &LocalGui, state_id: &str, actions: serde_json::Value) -> ActionOutput {
+    gui.action(ActionRequest {
+        window_id: "0x1".into(),
+        state_id: state_id.into(),
+        actions,
+        ..Default::default()
+    })
+    .await
+    .expect("action")
+}
+
+#[tokio::test]
+async fn each_action_is_judged_on_its_own_and_none_overtakes_another() {
+    for events in MODES {
+        let (fake, gui) = setup(events);
+        let s = observe(&gui).await;
+        let (later, plain) = (id_of(&s.elements, "Later"), id_of(&s.elements, "Plain"));
+        let out = act(
+            &gui,
+            &s.state_id,
+            json!([{"type": "click", "element_id": later}, {"type": "click", "element_id": plain}]),
+        )
+        .await;
+        // The second click reached the application after the first one's effect.
+        let performed = fake.0.lock().unwrap().performed.clone();
+        assert_eq!(performed, [("later".to_string(), false), ("plain".to_string(), true)]);
+        let (a, b) = (&out.results[0], &out.results[1]);
+        assert_eq!(a.effect, Some(Effect::Confirmed), "{a:?}");
+        assert!(a.evidence.as_deref().unwrap_or("").contains("Later: 1"), "{a:?}");
+        // The plain label did nothing: its result borrows nothing from the first click.
+        assert_eq!(b.effect, Some(Effect::NoChange), "events {events}: {b:?}");
+    }
+}
+
+#[tokio::test]
+async fn a_pressed_look_is_no_effect_and_a_deferred_press_is_waited_for() {
+    for events in MODES {
+        let (_fake, gui) = setup(events);
+        let s = observe(&gui).await;
+        let deferred = id_of(&s.elements, "Deferred");
+        let out = act(&gui, &s.state_id, json!([{"type": "click", "element_id": deferred}])).await;
+        let r = &out.results[0];
+        assert_eq!(r.effect, Some(Effect::Confirmed), "{r:?}");
+        let evidence = r.evidence.as_deref().unwrap_or("");
+        assert!(evidence.contains("window \"Dialog\" opened"), "{evidence}");
+        assert!(!evidence.contains("pressed"), "{evidence}");
+        let changes = out.changes.expect("changes");
+        assert!(changes.opened.iter().any(|w| w.window_id == "0x2" && w.state_id.is_some()), "{changes:?}");
+    }
+}
+
+#[tokio::test]
+async fn only_pixels_changed_is_unverifiable_and_a_flash_is_no_change() {
+    for events in MODES {
+        let (_fake, gui) = setup(events);
+        let s = observe(&gui).await;
+        let (paint, flash) = (id_of(&s.elements, "Paint"), id_of(&s.elements, "Flash"));
+        let out = act(&gui, &s.state_id, json!([{"type": "click", "element_id": flash}])).await;
+        let r = &out.results[0];
+        // `pressed` and its pixels came and went: nothing happened.
+        assert_eq!(r.effect, Some(Effect::NoChange), "events {events}: {r:?}");
+        let out = act(
+            &gui,
+            out.state_id.as_deref().expect("state"),
+            json!([{"type": "click", "element_id": paint}]),
+        )
+        .await;
+        let r = &out.results[0];
+        assert_eq!(r.effect, Some(Effect::Unverifiable), "{r:?}");
+        assert!(r.unverified.as_deref().unwrap_or("").contains("pixels changed"), "{r:?}");
+    }
 }

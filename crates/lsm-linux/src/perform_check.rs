@@ -5,7 +5,7 @@
 use crate::atspi::ObjRef;
 use crate::backend::{format_window_id, LinuxBackend, View};
 use lsm_core::verify::{
-    number_taken, quote, state_changes, text_value_taken, toggle_check, typed_arrived_after_change,
+    effect_state_changes, number_taken, quote, text_value_taken, toggle_effect, typed_arrived_after_change,
     typed_missing, typed_needle, TOGGLE_STATES,
 };
 use lsm_core::{
@@ -140,11 +140,11 @@ impl LinuxBackend {
         if toggles {
             loop {
                 match atspi.read_states(obj).await {
-                    Ok(Some(now)) if !state_changes(before, &now, TOGGLE_STATES).is_empty() => {
-                        return toggle_check(before, &now, started.elapsed().as_millis())
+                    Ok(Some(now)) if !effect_state_changes(role, before, &now, TOGGLE_STATES).is_empty() => {
+                        return toggle_effect(role, before, &now, started.elapsed().as_millis())
                     }
                     Ok(Some(now)) if started.elapsed() >= STATE_WAIT => {
-                        return toggle_check(before, &now, started.elapsed().as_millis())
+                        return toggle_effect(role, before, &now, started.elapsed().as_millis())
                     }
                     Ok(None) => return Check::Unverified("the control is gone after the press".into()),
                     Err(e) => {
@@ -161,10 +161,10 @@ impl LinuxBackend {
         }
         match atspi.read_states(obj).await {
             Ok(Some(now)) => {
-                let changes = state_changes(before, &now, TOGGLE_STATES);
+                let changes = effect_state_changes(role, before, &now, TOGGLE_STATES);
                 if changes.is_empty() {
                     Check::Unverified(format!(
-                        "pressed and the application took it in; a {role} shows no state to read back, observe the window for its effect"
+                        "pressed and the application took it in; a {role} shows no lasting state to read back"
                     ))
                 } else {
                     Check::Verified(changes.join(", "))
@@ -199,11 +199,9 @@ impl LinuxBackend {
                 "clicked, but the application did not answer within 1 s afterwards".into(),
             );
         }
-        let mut watched = TOGGLE_STATES.to_vec();
-        watched.push("focused");
         match atspi.read_states(&obj).await {
             Ok(Some(now)) => {
-                let changes = state_changes(&e.states, &now, &watched);
+                let changes = effect_state_changes(&e.role, &e.states, &now, TOGGLE_STATES);
                 if changes.is_empty() {
                     Check::Unverified(
                         "clicked at its centre and the application took it in; no state of it changed".into(),
@@ -401,7 +399,13 @@ impl LinuxBackend {
     ) -> GuiResult<ActionOutcome> {
         let (_, obj, node) = self.verify(element).await?;
         let atspi = self.atspi()?;
-        if node.interfaces.iter().any(|i| i == "EditableText") {
+        let has = |name: &str| node.interfaces.iter().any(|i| i == name);
+        // A control with a value (spin button, slider) takes a number through it, even where
+        // it also has editable text: the text alone does not change what the application keeps.
+        if has("Value") && (value.trim().parse::<f64>().is_ok() || !has("EditableText")) {
+            return self.set_number(&obj, element, value).await;
+        }
+        if has("EditableText") {
             let said_yes = atspi.set_text(&obj, value).await?;
             if said_yes {
                 match self.await_text(&obj, value, STATE_WAIT).await {
@@ -449,45 +453,6 @@ impl LinuxBackend {
                 ))),
             };
         }
-        if node.interfaces.iter().any(|i| i == "Value") {
-            let v: f64 = value.trim().parse().map_err(|_| {
-                GuiError::invalid(format!(
-                    "element {} takes a number; {value:?} is not one",
-                    element.id
-                ))
-            })?;
-            let before = atspi.read_number(&obj).await.ok().flatten();
-            if !atspi.set_numeric_value(&obj, v).await? {
-                return Err(GuiError::backend(format!(
-                    "element {} refused the value",
-                    element.id
-                )));
-            }
-            let started = Instant::now();
-            loop {
-                let now = atspi.read_number(&obj).await.ok().flatten();
-                match now {
-                    Some(n) if number_taken(v, n) => {
-                        return Ok(ActionOutcome::new("value").verified(format!("value is now {n}")))
-                    }
-                    Some(n) if started.elapsed() >= STATE_WAIT => {
-                        if before.is_some_and(|b| number_taken(b, n)) && !number_taken(v, n) {
-                            return Err(GuiError::backend(format!(
-                                "element {} did not take the value {v}: it is still {n}",
-                                element.id
-                            )));
-                        }
-                        return Ok(ActionOutcome::new("value").verified(format!(
-                            "value is now {n} (asked for {v}: the control keeps to its range or step)"
-                        )));
-                    }
-                    None if started.elapsed() >= STATE_WAIT => {
-                        return Ok(ActionOutcome::new("value").unverified("the value could not be read back"))
-                    }
-                    _ => tokio::time::sleep(POLL).await,
-                }
-            }
-        }
         let _ = window;
         Err(GuiError::new(
             ErrorCode::UnsupportedAction,
@@ -498,24 +463,82 @@ impl LinuxBackend {
         ))
     }
 
-    /// A click on a row, cell or list item: select it (the parent's selection, else a pointer
-    /// click at its centre) and read back that it is selected.
-    pub(crate) async fn select(&self, window: &WindowInfo, e: &ElementRef) -> GuiResult<ActionOutcome> {
-        let (_, obj, node) = self.verify(e).await?;
+    /// `set_value` through the numeric value interface, read back through it (a spin button's
+    /// text can change while its value, what the application saves, stays).
+    async fn set_number(&self, obj: &ObjRef, element: &ElementRef, value: &str) -> GuiResult<ActionOutcome> {
         let atspi = self.atspi()?;
-        let was = node.states.iter().any(|s| s == "selected");
-        if atspi.select_in_parent(&obj).await? {
-            if let Check::Verified(_) = self.await_state(&obj, "selected", STATE_WAIT).await {
-                let how = if was {
-                    "selected (it already was)"
-                } else {
-                    "selected false -> true"
-                };
-                return Ok(ActionOutcome::new("atspi_selection").verified(how));
+        let v: f64 = value.trim().parse().map_err(|_| {
+            GuiError::invalid(format!(
+                "element {} takes a number; {value:?} is not one",
+                element.id
+            ))
+        })?;
+        let before = atspi.read_number(obj).await.ok().flatten();
+        if !atspi.set_numeric_value(obj, v).await? {
+            return Err(GuiError::backend(format!(
+                "element {} refused the value",
+                element.id
+            )));
+        }
+        let started = Instant::now();
+        loop {
+            let now = atspi.read_number(obj).await.ok().flatten();
+            match now {
+                Some(n) if number_taken(v, n) => {
+                    return Ok(ActionOutcome::new("value").verified(format!("value is now {n}")))
+                }
+                Some(n) if started.elapsed() >= STATE_WAIT => {
+                    if before.is_some_and(|b| number_taken(b, n)) && !number_taken(v, n) {
+                        return Err(GuiError::backend(format!(
+                            "element {} did not take the value {v}: it is still {n}",
+                            element.id
+                        )));
+                    }
+                    return Ok(ActionOutcome::new("value").verified(format!(
+                        "value is now {n} (asked for {v}: the control keeps to its range or step)"
+                    )));
+                }
+                None if started.elapsed() >= STATE_WAIT => {
+                    return Ok(ActionOutcome::new("value").unverified("the value could not be read back"))
+                }
+                _ => tokio::time::sleep(POLL).await,
             }
         }
+    }
+
+    /// A click on a row, cell or list item: a pointer click at its centre, as a person's, so the
+    /// application's own logic sees it (selecting through the accessibility API alone sets a
+    /// selection some applications never hear of); the parent's selection only where the item
+    /// cannot be reached by the pointer. Reads back that it is selected.
+    pub(crate) async fn select(&self, window: &WindowInfo, e: &ElementRef) -> GuiResult<ActionOutcome> {
+        let (_, obj, node) = self.verify(e).await?;
+        let was = node.states.iter().any(|s| s == "selected");
         let view = self.x11_window(&window.window_id).await?;
-        let p = self.element_point(&view, e).await?;
+        let point = match self.element_point(&view, e).await {
+            Ok(p) => Some(p),
+            Err(err) if err.code == ErrorCode::OutOfBounds => None,
+            Err(err) => return Err(err),
+        };
+        let Some(p) = point else {
+            let atspi = self.atspi()?;
+            if atspi.select_in_parent(&obj).await? {
+                if let Check::Verified(_) = self.await_state(&obj, "selected", STATE_WAIT).await {
+                    let how = if was {
+                        "selected through its list's selection (it already was; it is out of the pointer's reach)"
+                    } else {
+                        "selected false -> true, through its list's selection (it is out of the pointer's reach)"
+                    };
+                    return Ok(ActionOutcome::new("atspi_selection").verified(how));
+                }
+            }
+            return Err(GuiError::new(
+                ErrorCode::OutOfBounds,
+                format!(
+                    "element {} is out of the pointer's reach and its list did not select it; scroll it into view",
+                    e.id
+                ),
+            ));
+        };
         let note = self.activate(&view).await?;
         self.ws_click(view.win.id, p, MouseButton::Left, 1).await?;
         let out = ActionOutcome::new(self.ws.input_method());
@@ -524,11 +547,10 @@ impl LinuxBackend {
             None => out,
         };
         Ok(match self.await_state(&obj, "selected", STATE_WAIT).await {
-            Check::Verified(_) => out.verified(if was {
-                "clicked at its centre; selected (it already was)"
-            } else {
-                "clicked at its centre; selected false -> true"
-            }),
+            Check::Verified(_) if was => out.unverified(
+                "clicked at its centre; it was selected already, so the selection shows nothing new",
+            ),
+            Check::Verified(_) => out.verified("clicked at its centre; selected false -> true"),
             Check::Unverified(why) => {
                 out.unverified(format!("clicked at its centre; it is not selected: {why}"))
             }

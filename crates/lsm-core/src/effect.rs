@@ -1,0 +1,391 @@
+//! What counts as the effect of one action, platform-free: every backend's results are judged
+//! by these rules.
+//!
+//! An action's evidence is what changed between it and the next action (its own settled
+//! observation against the one before it), less what a control shows while it is being
+//! operated: the clicked control's `pressed`, `armed` or hover look, the focus landing on the
+//! control itself, the window becoming active. Those pass whether or not the application
+//! reacted (a Qt button is `pressed` for 100 ms before its click fires; a GTK button is `armed`
+//! while a dialog it closes is still there), so they are never evidence.
+//!
+//! `confirmed` needs evidence of the effect: the backend's read-back of what the action was meant
+//! to do (typed text, a set value, a toggled state), or a change beyond the passing states.
+//! `no_change` needs the window's elements, its window list and its pixels all unchanged.
+//! Anything in between (only pixels changed in a window with elements, pixels not comparable)
+//! is `unverifiable`, with what was seen.
+
+use crate::changes::{Changes, Effect};
+use crate::geometry::{Point, Rect};
+use crate::model::Element;
+
+/// States a control shows while it is operated, which pass without any effect.
+const PASSING: &[&str] = &["pressed", "armed", "hover", "hovered", "hot_tracked", "active"];
+
+/// States that are a window's, and change when it is activated or deactivated.
+const WINDOW_ROLES: &[&str] = &["frame", "window", "dialog", "alert", "file_chooser"];
+
+/// Roles where `pressed` is the control's lasting state (a GTK 4 toggle button is `pressed` while
+/// it is on), not a passing one.
+const PRESSED_IS_STATE: &[&str] = &["toggle_button"];
+
+/// Roles that take text: focus landing on one is what a click on it is for.
+const TEXT_ROLES: &[&str] = &[
+    "text",
+    "entry",
+    "password_text",
+    "paragraph",
+    "document_text",
+    "terminal",
+    "spin_button",
+    "combo_box",
+    "editbar",
+];
+
+/// What an action is meant to do, as far as judging its effect needs.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Intent {
+    /// A click (any button or count) on an element or at a point: anything beyond the passing
+    /// states of the control under it.
+    Press { target: Option<String> },
+    /// Typing, a set value, a focus: the backend reads the effect back.
+    ReadBack { target: Option<String> },
+    /// A key combo, a scroll, a drag: anything that changed.
+    Input { target: Option<String> },
+    /// Moving the pointer: hover effects are passing by definition.
+    Hover,
+    /// A pause: nothing to judge.
+    Wait,
+}
+
+impl Intent {
+    /// The element the action is aimed at, if known.
+    pub fn target(&self) -> Option<&str> {
+        match self {
+            Intent::Press { target } | Intent::ReadBack { target } | Intent::Input { target } => {
+                target.as_deref()
+            }
+            Intent::Hover | Intent::Wait => None,
+        }
+    }
+
+    /// Whether the action's effect is judged from the window at all.
+    pub fn judged(&self) -> bool {
+        !matches!(self, Intent::Wait)
+    }
+
+    /// Whether pixels are worth reading before the action (to tell `no_change` from a change
+    /// only pixels show): not where the backend reads the effect back.
+    pub fn wants_pixels(&self) -> bool {
+        matches!(self, Intent::Press { .. } | Intent::Input { .. })
+    }
+}
+
+/// The element of `elements` under `p` (the smallest box that holds it, the deepest on a tie).
+pub fn element_at<'a>(elements: &'a [Element], p: Point) -> Option<&'a Element> {
+    elements
+        .iter()
+        .filter(|e| e.bounds.is_some_and(|b| b.contains(p)))
+        .min_by_key(|e| e.bounds.map(|b| b.width as i64 * b.height as i64).unwrap_or(i64::MAX))
+}
+
+/// The ids of `root` and every element below it (by `parent`).
+fn subtree(elements: &[Element], root: &str) -> Vec<String> {
+    let mut ids = vec![root.to_string()];
+    let mut grew = true;
+    while grew {
+        grew = false;
+        for e in elements {
+            if let Some(p) = &e.parent {
+                if ids.contains(p) && !ids.contains(&e.id) {
+                    ids.push(e.id.clone());
+                    grew = true;
+                }
+            }
+        }
+    }
+    ids
+}
+
+/// Whether `state` on an element of `role` passes while a control is operated.
+pub fn is_passing(role: &str, state: &str) -> bool {
+    if state == "pressed" && PRESSED_IS_STATE.contains(&role) {
+        return false;
+    }
+    if state == "active" {
+        return WINDOW_ROLES.contains(&role);
+    }
+    PASSING.contains(&state)
+}
+
+/// Whether focus landing on an element of this role and states is what acting on it is for.
+fn takes_text(role: &str, states: &[String]) -> bool {
+    TEXT_ROLES.contains(&role) || states.iter().any(|s| s == "editable")
+}
+
+/// `changes` less what passes while the action's target is operated: passing states anywhere
+/// (the window's activation, a hover look, `pressed`/`armed`), the focus moving onto the target
+/// itself (unless it takes text), and the target's own boxes moving (a pressed button shifts its
+/// label). `before` is the observation the action ran on (to find the target's subtree).
+pub fn effect_changes(changes: &Changes, intent: &Intent, before: &[Element]) -> Changes {
+    let target = intent.target();
+    let own: Vec<String> = target.map(|t| subtree(before, t)).unwrap_or_default();
+    let mut out = changes.clone();
+    out.changed = changes
+        .changed
+        .iter()
+        .filter_map(|c| {
+            let mut c = c.clone();
+            c.states_on.retain(|s| !is_passing(&c.role, s));
+            c.states_off.retain(|s| !is_passing(&c.role, s));
+            if own.contains(&c.id) {
+                c.bounds = None;
+            }
+            let lasting = c.name_was.is_some()
+                || c.value.is_some()
+                || !c.states_on.is_empty()
+                || !c.states_off.is_empty()
+                || c.bounds.is_some();
+            lasting.then_some(c)
+        })
+        .collect();
+    if let (Some(f), Some(t)) = (&changes.focus, target) {
+        let onto_target = f.to.as_deref() == Some(t);
+        let text_target = before
+            .iter()
+            .find(|e| e.id == t)
+            .is_some_and(|e| takes_text(&e.role, &e.states));
+        if onto_target && !text_target {
+            out.focus = None;
+        }
+    }
+    out
+}
+
+/// What was seen of one action once it settled (or its bound passed).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Seen {
+    /// The acted-on window closed.
+    WindowClosed,
+    /// The window's elements and window list, compared with before the action: the changes
+    /// that are the action's effect (passing states removed; maybe none), and whether its pixels
+    /// changed (`None`: not compared; `Some(None)`: compared, the same).
+    Elements {
+        effect: Changes,
+        pixels: Option<Option<Rect>>,
+    },
+    /// The window has no elements (no accessibility): its pixels were compared.
+    Pixels(Option<Rect>),
+    /// Nothing could be compared, and why.
+    Nothing(String),
+}
+
+/// The backend's own read-back of an action.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ReadBack {
+    /// The effect the action was meant to have, read back (`text is now "a"`).
+    Effect(String),
+    /// Not checked, and why.
+    None(String),
+}
+
+/// One action's effect and its evidence (or why it is `no_change` or `unverifiable`).
+pub fn judge(read_back: &ReadBack, seen: &Seen) -> (Effect, String) {
+    if let ReadBack::Effect(e) = read_back {
+        return (Effect::Confirmed, e.clone());
+    }
+    let why = match read_back {
+        ReadBack::None(w) => w.as_str(),
+        ReadBack::Effect(_) => "",
+    };
+    match seen {
+        Seen::WindowClosed => (Effect::Confirmed, "the window closed".into()),
+        Seen::Elements { effect, .. } if !effect.is_empty() => (Effect::Confirmed, effect.evidence()),
+        Seen::Elements {
+            pixels: Some(Some(r)),
+            ..
+        } => (
+            Effect::Unverifiable,
+            format!(
+                "no element, state, value or window changed, but pixels changed in {}x{} at {},{} \
+                 (window-relative): look before relying on it",
+                r.width, r.height, r.x, r.y
+            ),
+        ),
+        Seen::Elements { pixels: Some(None), .. } => (
+            Effect::NoChange,
+            "the window's elements, states, values, windows and pixels are the same after the action".into(),
+        ),
+        Seen::Elements { pixels: None, .. } => (
+            Effect::Unverifiable,
+            format!(
+                "no element, state, value or window changed, and the window's pixels could not be \
+                 compared ({why})"
+            ),
+        ),
+        Seen::Pixels(Some(r)) => (
+            Effect::Unverifiable,
+            format!(
+                "the window has no accessibility to read back; pixels changed in {}x{} at {},{} (window-relative)",
+                r.width, r.height, r.x, r.y
+            ),
+        ),
+        Seen::Pixels(None) => (
+            Effect::Unverifiable,
+            "the window has no accessibility to read back, and none of its pixels changed".into(),
+        ),
+        Seen::Nothing(w) => (Effect::Unverifiable, w.clone()),
+    }
+}
+
+/// Boxes of `elements` where pixels change on their own and say nothing of an action: the
+/// caret of a focused text field blinks.
+pub fn restless_areas(elements: &[Element]) -> Vec<Rect> {
+    elements
+        .iter()
+        .filter(|e| e.states.iter().any(|s| s == "focused") && takes_text(&e.role, &e.states))
+        .filter_map(|e| e.bounds)
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::changes::{element_changes, FocusMove};
+
+    fn el(id: &str, role: &str, states: &[&str], parent: Option<&str>) -> Element {
+        Element {
+            id: id.into(),
+            role: role.into(),
+            name: id.into(),
+            description: String::new(),
+            value: None,
+            states: states.iter().map(|s| s.to_string()).collect(),
+            actions: vec![],
+            bounds: Some(Rect::new(0, 0, 10, 10)),
+            summary: None,
+            parent: parent.map(str::to_string),
+        }
+    }
+
+    fn press(t: &str) -> Intent {
+        Intent::Press {
+            target: Some(t.into()),
+        }
+    }
+
+    #[test]
+    fn a_pressed_button_alone_is_no_effect() {
+        let before = [el("e0", "frame", &["active"], None), el("e1", "push_button", &[], Some("e0"))];
+        let after = [el("e0", "frame", &[], None), el("e1", "push_button", &["pressed", "focused"], Some("e0"))];
+        let all = element_changes(&before, &after, true);
+        assert!(!all.is_empty());
+        let eff = effect_changes(&all, &press("e1"), &before);
+        assert!(eff.is_empty(), "{eff:?}");
+        let (e, why) = judge(
+            &ReadBack::None("pressed".into()),
+            &Seen::Elements {
+                effect: eff.clone(),
+                pixels: Some(Some(Rect::new(0, 0, 10, 10))),
+            },
+        );
+        assert_eq!(e, Effect::Unverifiable, "{why}");
+        let (e, _) = judge(
+            &ReadBack::None("pressed".into()),
+            &Seen::Elements {
+                effect: eff,
+                pixels: Some(None),
+            },
+        );
+        assert_eq!(e, Effect::NoChange);
+    }
+
+    #[test]
+    fn armed_is_passing_and_a_closed_window_is_an_effect() {
+        assert!(is_passing("push_button", "armed"));
+        assert!(is_passing("frame", "active"));
+        assert!(!is_passing("push_button", "active"));
+        assert!(!is_passing("toggle_button", "pressed"));
+        assert!(!is_passing("check_box", "checked"));
+        assert_eq!(judge(&ReadBack::None(String::new()), &Seen::WindowClosed).0, Effect::Confirmed);
+    }
+
+    #[test]
+    fn a_label_that_changed_is_the_effect_of_a_press() {
+        let mut label = el("e2", "label", &[], Some("e0"));
+        let before = [el("e0", "frame", &[], None), el("e1", "push_button", &[], Some("e0")), label.clone()];
+        label.name = "Count: 1".into();
+        let after = [before[0].clone(), el("e1", "push_button", &["pressed"], Some("e0")), label];
+        let eff = effect_changes(&element_changes(&before, &after, true), &press("e1"), &before);
+        assert_eq!(eff.changed.len(), 1);
+        let (e, why) = judge(
+            &ReadBack::None(String::new()),
+            &Seen::Elements {
+                effect: eff,
+                pixels: None,
+            },
+        );
+        assert_eq!(e, Effect::Confirmed);
+        assert!(why.contains("e2 name"), "{why}");
+    }
+
+    #[test]
+    fn focus_on_the_clicked_control_counts_only_for_text_fields() {
+        let mut changes = Changes {
+            focus: Some(FocusMove {
+                from: None,
+                to: Some("e1".into()),
+            }),
+            ..Changes::default()
+        };
+        let button = [el("e1", "push_button", &[], None)];
+        assert!(effect_changes(&changes, &press("e1"), &button).is_empty());
+        let entry = [el("e1", "text", &["editable"], None)];
+        assert!(!effect_changes(&changes, &press("e1"), &entry).is_empty());
+        // Focus moving elsewhere (Tab) is an effect of a key.
+        changes.focus = Some(FocusMove {
+            from: Some("e1".into()),
+            to: Some("e2".into()),
+        });
+        assert!(!effect_changes(&changes, &Intent::Input { target: None }, &button).is_empty());
+    }
+
+    #[test]
+    fn the_targets_own_boxes_moving_is_no_effect_but_others_are() {
+        let before = [
+            el("e1", "push_button", &[], None),
+            el("e2", "label", &[], Some("e1")),
+            el("e3", "label", &[], None),
+        ];
+        let mut after = before.clone();
+        after[1].bounds = Some(Rect::new(1, 1, 10, 10));
+        let c = element_changes(&before, &after, true);
+        assert!(effect_changes(&c, &press("e1"), &before).is_empty());
+        after[2].bounds = Some(Rect::new(0, 20, 10, 10));
+        let c = element_changes(&before, &after, true);
+        assert_eq!(effect_changes(&c, &press("e1"), &before).changed.len(), 1);
+    }
+
+    #[test]
+    fn a_read_back_confirms_whatever_the_window_shows() {
+        let (e, why) = judge(&ReadBack::Effect("text is now \"a\"".into()), &Seen::Pixels(None));
+        assert_eq!((e, why.as_str()), (Effect::Confirmed, "text is now \"a\""));
+    }
+
+    #[test]
+    fn the_element_under_a_point_is_the_smallest() {
+        let mut outer = el("e0", "frame", &[], None);
+        outer.bounds = Some(Rect::new(0, 0, 100, 100));
+        let mut inner = el("e1", "push_button", &[], Some("e0"));
+        inner.bounds = Some(Rect::new(10, 10, 20, 20));
+        let all = [outer, inner];
+        assert_eq!(element_at(&all, Point::new(15, 15)).map(|e| e.id.as_str()), Some("e1"));
+        assert_eq!(element_at(&all, Point::new(50, 50)).map(|e| e.id.as_str()), Some("e0"));
+        assert_eq!(element_at(&all, Point::new(500, 50)), None);
+    }
+
+    #[test]
+    fn a_focused_text_field_is_restless() {
+        let all = [el("e1", "text", &["focused", "editable"], None), el("e2", "push_button", &["focused"], None)];
+        assert_eq!(restless_areas(&all).len(), 1);
+    }
+}
