@@ -18,6 +18,9 @@ Window title "lsm qt tree". Controls (accessible name -> effect):
                      rejected" when closed. "Quit" closes the window.
   menu "Edit"        "Clear status" -> "Status: cleared".
   "Status"           QLabel with the last event.
+The log also gets {"event": "current", "item": ...} when the tree's current item changes (what
+the application's own logic follows; a pointer click moves it, a bare accessibility selection
+does not).
 """
 
 import json
@@ -80,6 +83,11 @@ class Main(QMainWindow):
                 child.setCheckState(0, Qt.Unchecked)
         self.tree.expandAll()
         self.tree.itemSelectionChanged.connect(self.on_selection)
+        # What the application itself works on (its "current" item), as many Qt programs do:
+        # a selection made through the accessibility API alone does not move it.
+        self.tree.currentItemChanged.connect(
+            lambda item, _old: emit("current", item=item.text(0) if item else None)
+        )
         self.tree.itemChanged.connect(self.on_item_changed)
         self.tree.itemExpanded.connect(lambda it: self.status(f"Expanded: {it.text(0)}", "expanded"))
         self.tree.itemCollapsed.connect(lambda it: self.status(f"Collapsed: {it.text(0)}", "collapsed"))

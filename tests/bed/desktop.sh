@@ -61,7 +61,8 @@ COMPOSITOR="${LSM_BED_COMPOSITOR:-0}"
 TIMEOUT="${LSM_BED_TIMEOUT:-60}"
 APPS="${LSM_BED_APPS:-gtk4-widget-factory testapp qt5-calculator xterm}"
 TESTAPP="$REPO/tests/apps/lsm_testapp.py"
-QT_CALC=/usr/lib/x86_64-linux-gnu/qt5/examples/widgets/widgets/calculator/calculator
+QT_EXAMPLES=/usr/lib/x86_64-linux-gnu/qt5/examples/widgets
+QT_CALC=$QT_EXAMPLES/widgets/calculator/calculator
 
 PACKAGES=(xvfb xfonts-base fonts-dejavu-core fonts-noto-cjk x11-utils x11-apps xdotool imagemagick
           dbus-daemon dbus-bin libglib2.0-bin at-spi2-core procps
@@ -72,7 +73,8 @@ PACKAGES=(xvfb xfonts-base fonts-dejavu-core fonts-noto-cjk x11-utils x11-apps x
           chromium            # the web UI tests (tests/webui, playwright-core)
           # the real applications of the e2e suite (started on demand: `ensure-app KEY`)
           libreoffice-writer libreoffice-gtk3 firefox-esr gnome-calculator mousepad thunar
-          python3-pyqt5 qttools5-dev-tools wmctrl)
+          python3-pyqt5 qttools5-dev-tools wmctrl
+          gpicview libgail-common libatk-adaptor)   # a GTK 2 application (gail)
 
 # Window places (top-left of the window-manager frame; KEY:X:Y or KEY:X:Y:WIDTH:HEIGHT for apps
 # that start maximized), listed bottom -> top of the stacking order. The test app gets the
@@ -278,7 +280,10 @@ app_spec() {
     mousepad)            echo "a11y mousepad" ;;
     thunar)              echo "a11y thunar" ;;
     qttree)              echo "a11y lsm_qttree.py" ;;
-    *) die "unknown app key '$1' (testapp gtk3-widget-factory gtk4-widget-factory qt5-calculator xterm biglist writer firefox gnome-calculator mousepad thunar qttree)" ;;
+    qt5-dialogs)         echo "a11y standarddialogs" ;;
+    qt5-wizard)          echo "a11y licensewizard" ;;
+    gpicview)            echo "a11y gpicview" ;;
+    *) die "unknown app key '$1' (testapp gtk3-widget-factory gtk4-widget-factory qt5-calculator xterm biglist writer firefox gnome-calculator mousepad thunar qttree qt5-dialogs qt5-wizard gpicview)" ;;
   esac
 }
 start_app() { # start_app KEY [ARG...]
@@ -308,6 +313,11 @@ start_app() { # start_app KEY [ARG...]
     thunar)              spawn "app-$key" thunar "$@" ;;
     qttree)              LSM_QTTREE_LOG="$LOGS/qttree-events.jsonl" \
                            spawn "app-$key" /usr/bin/python3 "$REPO/tests/apps/lsm_qttree.py" "$@" ;;
+    # Qt's own example programs (qtbase5-examples): real Qt widgets, dialogs and a wizard.
+    qt5-dialogs)         spawn "app-$key" "$QT_EXAMPLES/dialogs/standarddialogs/standarddialogs" ;;
+    qt5-wizard)          spawn "app-$key" "$QT_EXAMPLES/dialogs/licensewizard/licensewizard" ;;
+    # GTK 2 loads its accessibility (gail, atk-bridge) only as modules named so.
+    gpicview)            GTK_MODULES=gail:atk-bridge spawn "app-$key" gpicview "$@" ;;
   esac
 }
 

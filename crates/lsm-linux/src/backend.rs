@@ -434,7 +434,10 @@ impl LinuxBackend {
                 minimized: v.win.minimized,
             };
             let mut windows = vec![geom(view)];
-            if frames.len() > 1 {
+            // A dialog is matched against its application's other windows even when one frame is
+            // left: a dialog that is closing loses its frame first, and the one left is its main
+            // window's, never this window's.
+            if frames.len() > 1 || win.transient_for.is_some() {
                 let all = self.ws_list_windows().await?;
                 windows.extend(
                     all.into_iter()
@@ -450,6 +453,13 @@ impl LinuxBackend {
             let Some(m) = frames::match_frame(win.id, &windows, &frames, geometry, &known) else {
                 continue;
             };
+            if matches!(m.doubt, Some(Doubt::Window(other)) if other != win.id) {
+                // Every frame is another window's better: this window has none (it is closing,
+                // or its application shows it without accessibility). Never another window's
+                // elements under this id.
+                tracing::debug!("window 0x{:x}: no accessibility frame of its own", win.id);
+                continue;
+            }
             let frame = frames[m.frame].clone();
             {
                 let mut known = self.known_frames.lock().unwrap_or_else(|p| p.into_inner());
