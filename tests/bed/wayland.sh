@@ -173,6 +173,7 @@ app_cmd() { # the command line of an application KEY
     testapp) echo "$PY $ROOT/tests/apps/lsm_testapp.py" ;;
     gtk3-widget-factory) echo "gtk3-widget-factory" ;;
     gtk4-widget-factory) echo "env GSK_RENDERER=cairo gtk4-widget-factory" ;;
+    gnome-calculator) echo "env GSK_RENDERER=cairo gnome-calculator" ;;
     qt5-calculator) echo "env QT_QPA_PLATFORM=wayland QT_ACCESSIBILITY=1 QT_LINUX_ACCESSIBILITY_ALWAYS_ON=1 /usr/lib/x86_64-linux-gnu/qt5/examples/widgets/widgets/calculator/calculator" ;;
     xterm) echo "env GDK_BACKEND=x11 xterm -geometry 80x24 -fa Monospace -fs 11" ;;
     *) return 1 ;;

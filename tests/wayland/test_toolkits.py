@@ -28,6 +28,36 @@ def test_gtk4_tab_clicked_by_coordinates(lsm):
              .get("states", []), what="Page 1 selected again")
 
 
+def test_gtk4_element_click_then_coordinate_click_keep_their_order(lsm):
+    """GTK 4 emits `clicked` ~250 ms after its accessible action returns: [click "9" by id,
+    click at the centre of "1"] must give 91, each click confirmed by its own change (issue 22)."""
+    ensure_app("gnome-calculator", "gnome-calculator")
+    win = find_window(lsm, app="gnome-calculator", timeout=20)
+
+    def display() -> str:
+        nodes = run_probe("gnome-calculator", flat=True, extents=False) or []
+        views = [n for n in nodes if n["role"] == "text" and "editable" in n["states"]]
+        return (views[0].get("text") or "").strip() if views else ""
+
+    st = observe(lsm, win, max_depth=20, max_elements=800)
+    act(lsm, st, [{"type": "key", "keys": "Escape"}])
+    wait_for(lambda: display() in ("", "0"), what="the entry cleared")
+    st = observe(lsm, win, max_depth=20, max_elements=800)
+    nine, one = element(st, "9", "push_button"), element(st, "1", "push_button")
+    x, y = center(one)
+    r = act(lsm, st, [{"type": "click", "element_id": nine["id"]}, {"type": "click", "x": x, "y": y}])
+    wait_for(lambda: display() == "91", what='"91" in the entry')
+    assert [a["effect"] for a in r["results"]] == ["confirmed", "confirmed"], r["results"]
+    st = observe(lsm, win, max_depth=20, max_elements=800)
+    act(lsm, st, [{"type": "key", "keys": "Escape"}])
+    wait_for(lambda: display() in ("", "0"), what="the entry cleared")
+    st = observe(lsm, win, max_depth=20, max_elements=800)
+    seven = element(st, "7", "push_button")
+    r = act(lsm, st, [{"type": "click", "element_id": seven["id"]}, {"type": "click", "element_id": seven["id"]}])
+    wait_for(lambda: display() == "77", what='"77" in the entry: the same button twice is two clicks')
+    assert [a["effect"] for a in r["results"]] == ["confirmed", "confirmed"], r["results"]
+
+
 def test_qt5_calculator_by_coordinates(lsm):
     ensure_app("qt5-calculator", "calculator")
     win = find_window(lsm, title="Calculator")

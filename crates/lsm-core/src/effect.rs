@@ -140,6 +140,11 @@ pub fn effect_changes(changes: &Changes, intent: &Intent, before: &[Element]) ->
             if own.contains(&c.id) {
                 c.bounds = None;
             }
+            if target == Some(c.id.as_str()) {
+                // A control does not enable itself by being pressed (a disabled one refuses the
+                // press): its becoming usable is another action's late effect.
+                c.states_off.retain(|s| s != "disabled");
+            }
             let lasting = c.name_was.is_some()
                 || c.value.is_some()
                 || !c.states_on.is_empty()
@@ -297,6 +302,16 @@ mod tests {
             },
         );
         assert_eq!(e, Effect::NoChange);
+    }
+
+    #[test]
+    fn a_control_becoming_enabled_is_no_effect_of_pressing_it() {
+        let before = [el("e1", "push_button", &["disabled"], None)];
+        let after = [el("e1", "push_button", &[], None)];
+        let c = element_changes(&before, &after, true);
+        assert!(effect_changes(&c, &press("e1"), &before).is_empty());
+        // Another control enabled by the press is an effect.
+        assert!(!effect_changes(&c, &press("e9"), &before).is_empty());
     }
 
     #[test]
