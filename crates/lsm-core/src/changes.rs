@@ -271,7 +271,11 @@ pub fn pixels_changed_outside(before: &RgbaImage, after: &RgbaImage, ignore: &[R
             continue;
         }
         let differs = |(x, (p, q)): (usize, (&[u8], &[u8]))| p != q && !ignored(x, y);
-        let first = a.chunks_exact(4).zip(b.chunks_exact(4)).enumerate().find(|&c| differs(c));
+        let first = a
+            .chunks_exact(4)
+            .zip(b.chunks_exact(4))
+            .enumerate()
+            .find(|&c| differs(c));
         let last = a
             .chunks_exact(4)
             .zip(b.chunks_exact(4))

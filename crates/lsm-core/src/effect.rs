@@ -85,7 +85,11 @@ pub fn element_at<'a>(elements: &'a [Element], p: Point) -> Option<&'a Element> 
     elements
         .iter()
         .filter(|e| e.bounds.is_some_and(|b| b.contains(p)))
-        .min_by_key(|e| e.bounds.map(|b| b.width as i64 * b.height as i64).unwrap_or(i64::MAX))
+        .min_by_key(|e| {
+            e.bounds
+                .map(|b| b.width as i64 * b.height as i64)
+                .unwrap_or(i64::MAX)
+        })
 }
 
 /// The ids of `root` and every element below it (by `parent`).
@@ -280,8 +284,14 @@ mod tests {
 
     #[test]
     fn a_pressed_button_alone_is_no_effect() {
-        let before = [el("e0", "frame", &["active"], None), el("e1", "push_button", &[], Some("e0"))];
-        let after = [el("e0", "frame", &[], None), el("e1", "push_button", &["pressed", "focused"], Some("e0"))];
+        let before = [
+            el("e0", "frame", &["active"], None),
+            el("e1", "push_button", &[], Some("e0")),
+        ];
+        let after = [
+            el("e0", "frame", &[], None),
+            el("e1", "push_button", &["pressed", "focused"], Some("e0")),
+        ];
         let all = element_changes(&before, &after, true);
         assert!(!all.is_empty());
         let eff = effect_changes(&all, &press("e1"), &before);
@@ -321,15 +331,26 @@ mod tests {
         assert!(!is_passing("push_button", "active"));
         assert!(!is_passing("toggle_button", "pressed"));
         assert!(!is_passing("check_box", "checked"));
-        assert_eq!(judge(&ReadBack::None(String::new()), &Seen::WindowClosed).0, Effect::Confirmed);
+        assert_eq!(
+            judge(&ReadBack::None(String::new()), &Seen::WindowClosed).0,
+            Effect::Confirmed
+        );
     }
 
     #[test]
     fn a_label_that_changed_is_the_effect_of_a_press() {
         let mut label = el("e2", "label", &[], Some("e0"));
-        let before = [el("e0", "frame", &[], None), el("e1", "push_button", &[], Some("e0")), label.clone()];
+        let before = [
+            el("e0", "frame", &[], None),
+            el("e1", "push_button", &[], Some("e0")),
+            label.clone(),
+        ];
         label.name = "Count: 1".into();
-        let after = [before[0].clone(), el("e1", "push_button", &["pressed"], Some("e0")), label];
+        let after = [
+            before[0].clone(),
+            el("e1", "push_button", &["pressed"], Some("e0")),
+            label,
+        ];
         let eff = effect_changes(&element_changes(&before, &after, true), &press("e1"), &before);
         assert_eq!(eff.changed.len(), 1);
         let (e, why) = judge(
@@ -393,14 +414,23 @@ mod tests {
         let mut inner = el("e1", "push_button", &[], Some("e0"));
         inner.bounds = Some(Rect::new(10, 10, 20, 20));
         let all = [outer, inner];
-        assert_eq!(element_at(&all, Point::new(15, 15)).map(|e| e.id.as_str()), Some("e1"));
-        assert_eq!(element_at(&all, Point::new(50, 50)).map(|e| e.id.as_str()), Some("e0"));
+        assert_eq!(
+            element_at(&all, Point::new(15, 15)).map(|e| e.id.as_str()),
+            Some("e1")
+        );
+        assert_eq!(
+            element_at(&all, Point::new(50, 50)).map(|e| e.id.as_str()),
+            Some("e0")
+        );
         assert_eq!(element_at(&all, Point::new(500, 50)), None);
     }
 
     #[test]
     fn a_focused_text_field_is_restless() {
-        let all = [el("e1", "text", &["focused", "editable"], None), el("e2", "push_button", &["focused"], None)];
+        let all = [
+            el("e1", "text", &["focused", "editable"], None),
+            el("e2", "push_button", &["focused"], None),
+        ];
         assert_eq!(restless_areas(&all).len(), 1);
     }
 }

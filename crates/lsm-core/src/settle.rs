@@ -49,12 +49,18 @@ const SLOW_POLL: Duration = Duration::from_millis(250);
 const PIXEL_POLL: Duration = Duration::from_millis(250);
 
 /// How long no event may come before the window counts as quiet, given when the action ended
-/// and when the events since then came (oldest first): twice the longest spacing between them
-/// (the wait for the first one included while no effect is there yet), within
-/// `shortest..=MAX_QUIET`.
-pub(crate) fn quiet_needed(actions_end: Instant, events: &[Instant], effect_seen: bool) -> Duration {
-    let shortest = if effect_seen { EFFECT_QUIET } else { MIN_QUIET };
-    let mut previous: Option<Instant> = (!effect_seen).then_some(actions_end);
+/// and when the events since then came (oldest first): twice the longest spacing between them,
+/// within `shortest..=MAX_QUIET`. The wait for the first event counts as a spacing unless the
+/// effect was seen only in a later walk (GTK 4 sends its first event 250 ms after the action:
+/// a late start, not an animation); an effect read back at once counts it (an animation ticking
+/// after a toggle is caught by its first tick).
+pub(crate) fn quiet_needed(actions_end: Instant, events: &[Instant], effect: Effect) -> Duration {
+    let shortest = if effect == Effect::Unseen {
+        MIN_QUIET
+    } else {
+        EFFECT_QUIET
+    };
+    let mut previous: Option<Instant> = (effect != Effect::SeenLater).then_some(actions_end);
     let mut longest = Duration::ZERO;
     for &at in events.iter().filter(|&&at| at >= actions_end) {
         if let Some(p) = previous {
@@ -63,6 +69,17 @@ pub(crate) fn quiet_needed(actions_end: Instant, events: &[Instant], effect_seen
         previous = Some(at);
     }
     (longest * 2).clamp(shortest, MAX_QUIET)
+}
+
+/// Where the action's effect stands while settling.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Effect {
+    /// Not seen yet.
+    Unseen,
+    /// Known when the action returned (the backend read it back).
+    AtOnce,
+    /// Seen in a walk after the action.
+    SeenLater,
 }
 
 /// One observation while settling.
@@ -253,13 +270,15 @@ impl LocalGui {
         let mut walk_began = Instant::now();
         let mut last = self.probe(job.request, false).await;
         let mut seen = job.effect_known || (job.effect)(&last);
+        let effect_state = |seen: bool| match (seen, job.effect_known) {
+            (false, _) => Effect::Unseen,
+            (true, true) => Effect::AtOnce,
+            (true, false) => Effect::SeenLater,
+        };
         let mut pixels = PixelWatch::default();
         loop {
             if last.gone {
-                return Settled {
-                    settled: true,
-                    last
-                };
+                return Settled { settled: true, last };
             }
             let now = activity();
             let last_event = now
@@ -269,14 +288,11 @@ impl LocalGui {
                 .filter(|&at| at >= actions_end)
                 .unwrap_or(actions_end);
             let since_last = last_event.elapsed();
-            let quiet = since_last >= quiet_needed(actions_end, &now.recent, seen);
+            let quiet = since_last >= quiet_needed(actions_end, &now.recent, effect_state(seen));
             let stale = events_since(&now, walk_began) > 0;
             let waited = actions_end.elapsed();
             if quiet && !stale && seen {
-                return Settled {
-                    settled: true,
-                    last
-                };
+                return Settled { settled: true, last };
             }
             if waited >= job.bound {
                 if stale {
@@ -284,10 +300,7 @@ impl LocalGui {
                     last = self.probe(job.request, false).await;
                 }
                 let settled = quiet && !stale && !last.gone;
-                return Settled {
-                    settled,
-                    last
-                };
+                return Settled { settled, last };
             }
             if !seen && !stale && pixels.due(actions_end) {
                 if let Some(before) = &job.pixels_before {
@@ -355,33 +368,49 @@ mod tests {
     #[test]
     fn a_burst_needs_the_shortest_quiet() {
         let end = Instant::now();
-        assert_eq!(quiet_needed(end, &[], false), MIN_QUIET);
-        assert_eq!(quiet_needed(end, &at(end, &[1, 2, 3, 12]), false), MIN_QUIET);
-        assert_eq!(quiet_needed(end, &at(end, &[1, 2, 3, 6]), true), EFFECT_QUIET);
+        assert_eq!(quiet_needed(end, &[], Effect::Unseen), MIN_QUIET);
+        assert_eq!(
+            quiet_needed(end, &at(end, &[1, 2, 3, 12]), Effect::Unseen),
+            MIN_QUIET
+        );
+        assert_eq!(
+            quiet_needed(end, &at(end, &[1, 2, 3, 6]), Effect::SeenLater),
+            EFFECT_QUIET
+        );
+        assert_eq!(quiet_needed(end, &[], Effect::AtOnce), EFFECT_QUIET);
     }
 
     #[test]
     fn a_late_first_event_is_no_animation_once_the_effect_is_there() {
         let end = Instant::now();
         // GTK 4 emits `clicked` 250 ms after the accessible action returned.
-        assert_eq!(quiet_needed(end, &at(end, &[250, 251, 253]), true), EFFECT_QUIET);
-        assert_eq!(quiet_needed(end, &at(end, &[250]), false), MAX_QUIET);
+        assert_eq!(
+            quiet_needed(end, &at(end, &[250, 251, 253]), Effect::SeenLater),
+            EFFECT_QUIET
+        );
+        assert_eq!(quiet_needed(end, &at(end, &[250]), Effect::Unseen), MAX_QUIET);
     }
 
     #[test]
     fn an_animation_needs_more_quiet_than_its_tick() {
         let end = Instant::now();
-        let q = quiet_needed(end, &at(end, &[2, 52]), false);
+        let q = quiet_needed(end, &at(end, &[2, 52]), Effect::Unseen);
         assert!(q > Duration::from_millis(50), "{q:?}");
-        let q = quiet_needed(end, &at(end, &[2, 52, 102]), true);
+        let q = quiet_needed(end, &at(end, &[2, 52, 102]), Effect::SeenLater);
         assert!(q > Duration::from_millis(50), "{q:?}");
-        assert_eq!(quiet_needed(end, &at(end, &[300]), false), MAX_QUIET);
+        // A toggle read back at once, then an animation's first tick.
+        let q = quiet_needed(end, &at(end, &[50]), Effect::AtOnce);
+        assert!(q > Duration::from_millis(50), "{q:?}");
+        assert_eq!(quiet_needed(end, &at(end, &[300]), Effect::Unseen), MAX_QUIET);
     }
 
     #[test]
     fn events_before_the_actions_ended_do_not_count() {
         let start = Instant::now();
         let end = start + Duration::from_millis(500);
-        assert_eq!(quiet_needed(end, &at(start, &[0, 200, 400, 501]), false), MIN_QUIET);
+        assert_eq!(
+            quiet_needed(end, &at(start, &[0, 200, 400, 501]), Effect::Unseen),
+            MIN_QUIET
+        );
     }
 }

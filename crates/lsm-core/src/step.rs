@@ -282,7 +282,9 @@ impl LocalGui {
                 (Some((a, scale)), Some((b, _))) => {
                     Seen::Pixels(pixels_changed_outside(a, b, &[]).map(|r| to_logical(r, *scale)))
                 }
-                _ => Seen::Nothing("the window's pixels could not be read before and after the action".into()),
+                _ => {
+                    Seen::Nothing("the window's pixels could not be read before and after the action".into())
+                }
             }
         } else if let Some(l) = &last.looked {
             let mut all = element_changes(&before_elements, &l.out.elements, complete);

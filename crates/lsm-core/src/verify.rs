@@ -142,7 +142,12 @@ pub fn toggle_check(before: &[String], after: &[String], waited_ms: u128) -> Che
 /// The watched states of an element of `role` that changed, less those that pass while a
 /// control is operated (`pressed` on a push button, `armed`: see [`crate::effect::is_passing`]):
 /// only these are evidence of a press.
-pub fn effect_state_changes(role: &str, before: &[String], after: &[String], watched: &[&str]) -> Vec<String> {
+pub fn effect_state_changes(
+    role: &str,
+    before: &[String],
+    after: &[String],
+    watched: &[&str],
+) -> Vec<String> {
     let lasting: Vec<&str> = watched
         .iter()
         .copied()
@@ -272,7 +277,12 @@ mod tests {
             Check::Verified("pressed false -> true".into())
         );
         assert_eq!(
-            effect_state_changes("check_box", &v(&["armed"]), &v(&["checked"]), &["checked", "armed"]),
+            effect_state_changes(
+                "check_box",
+                &v(&["armed"]),
+                &v(&["checked"]),
+                &["checked", "armed"]
+            ),
             v(&["checked false -> true"])
         );
     }

@@ -44,7 +44,8 @@ impl App {
         self.deferred_at.is_some_and(|t| t.elapsed() >= DEFERRAL)
     }
     fn later_done(&self) -> bool {
-        self.later_at.is_some_and(|t| t.elapsed() >= Duration::from_millis(300))
+        self.later_at
+            .is_some_and(|t| t.elapsed() >= Duration::from_millis(300))
     }
 }
 
@@ -217,7 +218,13 @@ impl DesktopBackend for Fake {
                     Some(0),
                 ),
                 el("paint", "push_button", "Paint", &[], Some(0)),
-                el("flash", "push_button", "Flash", if flashing { &["pressed"] } else { &[] }, Some(0)),
+                el(
+                    "flash",
+                    "push_button",
+                    "Flash",
+                    if flashing { &["pressed"] } else { &[] },
+                    Some(0),
+                ),
             ],
             truncated: false,
             truncated_reason: None,
@@ -586,7 +593,10 @@ async fn each_action_is_judged_on_its_own_and_none_overtakes_another() {
         .await;
         // The second click reached the application after the first one's effect.
         let performed = fake.0.lock().unwrap().performed.clone();
-        assert_eq!(performed, [("later".to_string(), false), ("plain".to_string(), true)]);
+        assert_eq!(
+            performed,
+            [("later".to_string(), false), ("plain".to_string(), true)]
+        );
         let (a, b) = (&out.results[0], &out.results[1]);
         assert_eq!(a.effect, Some(Effect::Confirmed), "{a:?}");
         assert!(a.evidence.as_deref().unwrap_or("").contains("Later: 1"), "{a:?}");
@@ -601,14 +611,25 @@ async fn a_pressed_look_is_no_effect_and_a_deferred_press_is_waited_for() {
         let (_fake, gui) = setup(events);
         let s = observe(&gui).await;
         let deferred = id_of(&s.elements, "Deferred");
-        let out = act(&gui, &s.state_id, json!([{"type": "click", "element_id": deferred}])).await;
+        let out = act(
+            &gui,
+            &s.state_id,
+            json!([{"type": "click", "element_id": deferred}]),
+        )
+        .await;
         let r = &out.results[0];
         assert_eq!(r.effect, Some(Effect::Confirmed), "{r:?}");
         let evidence = r.evidence.as_deref().unwrap_or("");
         assert!(evidence.contains("window \"Dialog\" opened"), "{evidence}");
         assert!(!evidence.contains("pressed"), "{evidence}");
         let changes = out.changes.expect("changes");
-        assert!(changes.opened.iter().any(|w| w.window_id == "0x2" && w.state_id.is_some()), "{changes:?}");
+        assert!(
+            changes
+                .opened
+                .iter()
+                .any(|w| w.window_id == "0x2" && w.state_id.is_some()),
+            "{changes:?}"
+        );
     }
 }
 
@@ -630,6 +651,9 @@ async fn only_pixels_changed_is_unverifiable_and_a_flash_is_no_change() {
         .await;
         let r = &out.results[0];
         assert_eq!(r.effect, Some(Effect::Unverifiable), "{r:?}");
-        assert!(r.unverified.as_deref().unwrap_or("").contains("pixels changed"), "{r:?}");
+        assert!(
+            r.unverified.as_deref().unwrap_or("").contains("pixels changed"),
+            "{r:?}"
+        );
     }
 }
