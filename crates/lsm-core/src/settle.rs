@@ -171,6 +171,21 @@ impl LocalGui {
 
     pub(crate) async fn probe(&self, request: &StateRequest, pixels: bool) -> Probe {
         match self.look(request.clone()).await {
+            // The window list read beside the walk no longer has the window: it closed (a
+            // closing dialog's X window can still be read for a moment), whatever the walk found.
+            Ok(looked)
+                if looked
+                    .windows
+                    .as_ref()
+                    .is_some_and(|ws| !ws.iter().any(|w| w.window_id == request.window_id)) =>
+            {
+                Probe {
+                    windows: looked.windows,
+                    looked: None,
+                    pixels: None,
+                    gone: true,
+                }
+            }
             Ok(looked) => Probe {
                 windows: looked.windows.clone(),
                 looked: Some(looked),

@@ -10,7 +10,7 @@ use crate::win32::input;
 use lsm_core::backend::ActionOutcome;
 use lsm_core::state::ElementRef;
 use lsm_core::verify::{
-    number_taken, quote, state_changes, text_value_taken, toggle_check, typed_arrived, typed_missing,
+    effect_state_changes, number_taken, quote, text_value_taken, toggle_effect, typed_arrived, typed_missing,
     TOGGLE_STATES,
 };
 use lsm_core::{ErrorCode, GuiError, GuiResult};
@@ -157,7 +157,7 @@ impl Client {
         sent.map_err(|e| gui_error(&format!("{} on the element", method.name()), &e))?;
         let toggles = matches!(method, Method::Toggle | Method::Select | Method::ExpandOrCollapse);
         let (after, waited) = self.await_props(&element, |p| {
-            !toggles || !state_changes(&before, &p.states(false), TOGGLE_STATES).is_empty()
+            !toggles || !effect_state_changes(&r.role, &before, &p.states(false), TOGGLE_STATES).is_empty()
         });
         let Some(after) = after else {
             return Ok(Press::Done(outcome.unverified(format!(
@@ -167,9 +167,9 @@ impl Client {
         };
         let now = after.states(false);
         Ok(Press::Done(if toggles {
-            outcome.with_check(toggle_check(&before, &now, waited))
+            outcome.with_check(toggle_effect(&r.role, &before, &now, waited))
         } else {
-            let changes = state_changes(&before, &now, TOGGLE_STATES);
+            let changes = effect_state_changes(&r.role, &before, &now, TOGGLE_STATES);
             if changes.is_empty() {
                 outcome.unverified(format!(
                     "done and the application answered; a {} shows no state to read back, observe the window for its effect",
