@@ -44,7 +44,7 @@ install() {
 build() {
   mkdir -p "$BIN"
   (cd "$ROOT" && cargo build --release --locked --target "$TARGET" -p lsm >&2) || die "cargo build lsm.exe"
-  cp "$ROOT/target/$TARGET/release/lsm.exe" "$BIN/"
+  cp "${CARGO_TARGET_DIR:-$ROOT/target}/$TARGET/release/lsm.exe" "$BIN/"
   x86_64-w64-mingw32-gcc -shared -O2 -o "$BIN/bcryptprimitives.dll" "$ROOT/tests/wine/bcryptprimitives.c" \
     "$ROOT/tests/wine/bcryptprimitives.def" -ladvapi32 || die "building bcryptprimitives.dll"
   x86_64-w64-mingw32-gcc -municode -mwindows -O2 -Wall -o "$BIN/lsm_wintest.exe" \

@@ -46,11 +46,18 @@ class WinApp:
                                      env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         ready = self.wait(lambda line: line.startswith("ready "), "the window", timeout=30)
         n = [int(v) for v in ready.split()[1:]]
-        self.window = tuple(n[0:4])  # screen x, y, w, h
-        self.button = tuple(n[4:8])  # window-relative x, y, w, h
+        # What is on screen of the window: its client area (screen x, y, w, h). Under Wine the
+        # X11 window manager draws the frame (and with none, nothing does).
+        self.window = tuple(n[0:4])
+        self.button = tuple(n[4:8])  # window-relative (client area) x, y, w, h
         self.edit = tuple(n[8:12])
         self.check = tuple(n[12:16])
         self.secret = tuple(n[16:20])
+        self.win32_rect = tuple(n[20:24])  # GetWindowRect: with Windows' own frame sizes
+
+    def flag(self, name: str, content: str = "") -> None:
+        """Asks the app to do something (it polls LOGFILE.<name> every 100 ms)."""
+        self.log.with_name(self.log.name + "." + name).write_text(content)
 
     def lines(self) -> list[str]:
         try:

@@ -5,15 +5,29 @@
  * A window "lsm win test" at (100,100) with a button "Press me", an edit control, a label, a
  * check box "Remember me" and a password field. It records what it receives, one UTF-8 line
  * per event, in LOGFILE (flushed at once):
- *   ready WX WY WW WH BX BY BW BH EX EY EW EH CX CY CW CH PX PY PW PH
- *                                               window rect (screen) and the button's, the
+ *   ready WX WY WW WH BX BY BW BH EX EY EW EH CX CY CW CH PX PY PW PH FX FY FW FH
+ *                                               the client area (screen), which is what Wine
+ *                                               shows of a window whose frame the X11 window
+ *                                               manager draws (and with no window manager
+ *                                               nothing draws the frame); the button's, the
  *                                               edit's, the check box's and the password
- *                                               field's rects (relative to the window's top-left)
+ *                                               field's rects (relative to the client area's
+ *                                               top-left); the Win32 window rect (screen)
  *   pressed N                                   the button was pressed (N-th time)
  *   text T                                      the edit's whole text after a change
  *   wheel D                                     a wheel turn over the window (D: +120 is up)
  *   down X Y / up X Y                           left button over the window's free area
- *                                               (window-relative coordinates)
+ *                                               (client coordinates)
+ *   modal X Y W H                               it opened the dialog "lsm win dialog" (client
+ *                                               area on screen) owned by the window, and
+ *                                               disabled the window (as DialogBox does), when
+ *                                               LOGFILE.modal appeared
+ *   dialog down X Y                             left button in that dialog
+ *   cover X Y W H                               it opened a second top-level window "lsm win
+ *                                               cover" over the button (client area on screen)
+ *                                               when LOGFILE.cover appeared; always on top
+ *                                               (HWND_TOPMOST) when the file says "topmost"
+ *   cover down X Y                              left button in that window
  *   selectall                                   ctrl+a in the edit (Win32's edit has no ctrl+a)
  *   checked 0|1                                 the check box was clicked, its new state
  *   secret N                                    the password field holds N characters (never
@@ -25,11 +39,12 @@
  */
 #include <windows.h>
 #include <stdio.h>
+#include <string.h>
 
 static FILE *logf;
 static HWND button, edit, label, check, secret;
 static int presses;
-static wchar_t move_flag[MAX_PATH], recreate_flag[MAX_PATH];
+static wchar_t move_flag[MAX_PATH], recreate_flag[MAX_PATH], modal_flag[MAX_PATH], cover_flag[MAX_PATH];
 static HINSTANCE instance;
 
 static HWND make_button(HWND parent)
@@ -48,10 +63,23 @@ static void log_line(const char *fmt, ...)
     fflush(logf);
 }
 
+/* The client area on screen: x, y, width, height. */
+static void client_on_screen(HWND window, RECT *out)
+{
+    POINT o = {0, 0};
+    RECT c;
+    ClientToScreen(window, &o);
+    GetClientRect(window, &c);
+    out->left = o.x;
+    out->top = o.y;
+    out->right = c.right;
+    out->bottom = c.bottom;
+}
+
 static void rect_in_window(HWND window, HWND child, RECT *out)
 {
     RECT w, c;
-    GetWindowRect(window, &w);
+    client_on_screen(window, &w);
     GetWindowRect(child, &c);
     out->left = c.left - w.left;
     out->top = c.top - w.top;
@@ -59,15 +87,54 @@ static void rect_in_window(HWND window, HWND child, RECT *out)
     out->bottom = c.bottom - c.top;
 }
 
-/* A point of the client area in window-relative coordinates. */
-static void client_to_window(HWND window, LPARAM lp, int *x, int *y)
+static void client_point(LPARAM lp, int *x, int *y)
 {
-    POINT p = {(short)LOWORD(lp), (short)HIWORD(lp)};
-    RECT w;
-    ClientToScreen(window, &p);
-    GetWindowRect(window, &w);
-    *x = p.x - w.left;
-    *y = p.y - w.top;
+    *x = (short)LOWORD(lp);
+    *y = (short)HIWORD(lp);
+}
+
+/* The dialog and the covering window log the clicks they get. */
+static LRESULT CALLBACK other_proc(HWND hwnd, UINT msg, WPARAM wp, LPARAM lp)
+{
+    wchar_t cls[32];
+    int x, y;
+    if (msg == WM_LBUTTONDOWN) {
+        GetClassNameW(hwnd, cls, 32);
+        client_point(lp, &x, &y);
+        log_line("%s down %d %d", lstrcmpW(cls, L"LsmWinDialog") == 0 ? "dialog" : "cover", x, y);
+        return 0;
+    }
+    return DefWindowProcW(hwnd, msg, wp, lp);
+}
+
+static void open_modal(HWND owner)
+{
+    RECT c, d;
+    HWND dialog;
+    client_on_screen(owner, &c);
+    /* Right of and below the button, so the button stays in sight. */
+    dialog = CreateWindowExW(WS_EX_DLGMODALFRAME, L"LsmWinDialog", L"lsm win dialog",
+                             WS_POPUP | WS_CAPTION | WS_SYSMENU, c.left + 190, c.top + 110, 240, 120, owner, NULL,
+                             instance, NULL);
+    EnableWindow(owner, FALSE);
+    ShowWindow(dialog, SW_SHOW);
+    UpdateWindow(dialog);
+    client_on_screen(dialog, &d);
+    log_line("modal %ld %ld %ld %ld", d.left, d.top, d.right, d.bottom);
+}
+
+static void open_cover(HWND below, BOOL topmost)
+{
+    RECT c, d;
+    HWND cover;
+    client_on_screen(below, &c);
+    /* Over the button (20,20 140x36 in the client area). */
+    cover = CreateWindowExW(topmost ? WS_EX_TOPMOST : 0, L"LsmWinCover", L"lsm win cover", WS_OVERLAPPEDWINDOW,
+                            c.left - 10, c.top - 10, 260, 140, NULL, NULL, instance, NULL);
+    ShowWindow(cover, SW_SHOW);
+    UpdateWindow(cover);
+    client_on_screen(cover, &d);
+    log_line("cover %ld %ld %ld %ld", d.left, d.top, d.right, d.bottom);
 }
 
 static LRESULT CALLBACK proc(HWND hwnd, UINT msg, WPARAM wp, LPARAM lp)
@@ -102,6 +169,20 @@ static LRESULT CALLBACK proc(HWND hwnd, UINT msg, WPARAM wp, LPARAM lp)
             GetWindowRect(hwnd, &r);
             log_line("moved %ld %ld", r.left, r.top);
         }
+        if (GetFileAttributesW(modal_flag) != INVALID_FILE_ATTRIBUTES) {
+            DeleteFileW(modal_flag);
+            open_modal(hwnd);
+        }
+        if (GetFileAttributesW(cover_flag) != INVALID_FILE_ATTRIBUTES) {
+            char word[16] = {0};
+            FILE *f = _wfopen(cover_flag, L"rb");
+            if (f) {
+                fread(word, 1, sizeof word - 1, f);
+                fclose(f);
+            }
+            DeleteFileW(cover_flag);
+            open_cover(hwnd, strncmp(word, "topmost", 7) == 0);
+        }
         if (GetFileAttributesW(recreate_flag) != INVALID_FILE_ATTRIBUTES) {
             DeleteFileW(recreate_flag);
             DestroyWindow(button);
@@ -113,11 +194,11 @@ static LRESULT CALLBACK proc(HWND hwnd, UINT msg, WPARAM wp, LPARAM lp)
         log_line("wheel %d", (short)HIWORD(wp));
         return 0;
     case WM_LBUTTONDOWN:
-        client_to_window(hwnd, lp, &x, &y);
+        client_point(lp, &x, &y);
         log_line("down %d %d", x, y);
         return 0;
     case WM_LBUTTONUP:
-        client_to_window(hwnd, lp, &x, &y);
+        client_point(lp, &x, &y);
         log_line("up %d %d", x, y);
         return 0;
     case WM_DESTROY:
@@ -134,19 +215,27 @@ int WINAPI wWinMain(HINSTANCE inst, HINSTANCE prev, PWSTR cmd, int show)
     WNDCLASSW wc = {0};
     HWND hwnd;
     MSG m;
-    RECT w, b, e, c, p;
+    RECT w, b, e, c, p, f;
     (void)prev;
     (void)cmd;
     if (argc < 2 || !(logf = _wfopen(argv[1], L"ab")))
         return 2;
     swprintf(move_flag, MAX_PATH, L"%ls.move", argv[1]);
     swprintf(recreate_flag, MAX_PATH, L"%ls.recreate", argv[1]);
+    swprintf(modal_flag, MAX_PATH, L"%ls.modal", argv[1]);
+    swprintf(cover_flag, MAX_PATH, L"%ls.cover", argv[1]);
     instance = inst;
     wc.lpfnWndProc = proc;
     wc.hInstance = inst;
     wc.hCursor = LoadCursor(NULL, IDC_ARROW);
     wc.hbrBackground = (HBRUSH)(COLOR_WINDOW + 1);
     wc.lpszClassName = L"LsmWinTest";
+    RegisterClassW(&wc);
+    wc.lpfnWndProc = other_proc;
+    wc.lpszClassName = L"LsmWinDialog";
+    RegisterClassW(&wc);
+    wc.lpszClassName = L"LsmWinCover";
+    wc.hbrBackground = (HBRUSH)(COLOR_BTNSHADOW + 1);
     RegisterClassW(&wc);
     hwnd = CreateWindowExW(0, L"LsmWinTest", L"lsm win test", WS_OVERLAPPEDWINDOW, 100, 100, 420, 260,
                            NULL, NULL, inst, NULL);
@@ -162,14 +251,16 @@ int WINAPI wWinMain(HINSTANCE inst, HINSTANCE prev, PWSTR cmd, int show)
                              200, 185, 180, 26, hwnd, NULL, inst, NULL);
     ShowWindow(hwnd, show);
     UpdateWindow(hwnd);
-    GetWindowRect(hwnd, &w);
+    client_on_screen(hwnd, &w);
+    GetWindowRect(hwnd, &f);
     rect_in_window(hwnd, button, &b);
     rect_in_window(hwnd, edit, &e);
     rect_in_window(hwnd, check, &c);
     rect_in_window(hwnd, secret, &p);
-    log_line("ready %ld %ld %ld %ld %ld %ld %ld %ld %ld %ld %ld %ld %ld %ld %ld %ld %ld %ld %ld %ld", w.left, w.top,
-             w.right - w.left, w.bottom - w.top, b.left, b.top, b.right, b.bottom, e.left, e.top, e.right, e.bottom,
-             c.left, c.top, c.right, c.bottom, p.left, p.top, p.right, p.bottom);
+    log_line("ready %ld %ld %ld %ld %ld %ld %ld %ld %ld %ld %ld %ld %ld %ld %ld %ld %ld %ld %ld %ld %ld %ld %ld %ld",
+             w.left, w.top, w.right, w.bottom, b.left, b.top, b.right, b.bottom, e.left, e.top, e.right, e.bottom,
+             c.left, c.top, c.right, c.bottom, p.left, p.top, p.right, p.bottom, f.left, f.top, f.right - f.left,
+             f.bottom - f.top);
     SetTimer(hwnd, 1, 100, NULL);
     while (GetMessageW(&m, NULL, 0, 0) > 0) {
         if (m.message == WM_KEYDOWN && m.hwnd == edit && m.wParam == 'A' && (GetKeyState(VK_CONTROL) & 0x8000)) {

@@ -39,7 +39,7 @@ def centre(r: tuple) -> tuple[int, int]:
 def test_the_window_its_bounds_and_real_pixels(lsm, app):
     win = window_of(lsm)
     b = win["bounds"]
-    assert (b["x"], b["y"], b["width"], b["height"]) == app.window, (win, app.window)
+    assert (b["x"], b["y"], b["width"], b["height"]) == app.window, (win, app.window, app.win32_rect)
     assert win["accessible"] is False and win["app"] == "lsm_wintest"
     r = lsm.call("gui_state", {"window_id": win["window_id"]})
     st = lsm.ok(r)

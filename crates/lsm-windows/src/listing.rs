@@ -19,6 +19,9 @@ pub struct WindowTraits {
     pub app_window: bool,
     /// `GetWindow(GW_OWNER)` is a window.
     pub owned: bool,
+    /// A modal dialog ([`crate::modal::is_modal`]): listed even without a title, since the
+    /// window it blocks names it.
+    pub modal: bool,
     pub title: String,
     pub minimized: bool,
     /// Frame bounds, physical.
@@ -41,7 +44,7 @@ pub fn listed(w: &WindowTraits) -> bool {
         return false;
     }
     // Owned windows are dialogs and palettes: listed when they have a title to call them by.
-    !w.owned || !w.title.trim().is_empty()
+    !w.owned || w.modal || !w.title.trim().is_empty()
 }
 
 /// Why this process's session has no desktop lsm can operate, or `None` when it has one.
@@ -142,6 +145,15 @@ mod tests {
                 ..app()
             }),
             "an untitled popup"
+        );
+        assert!(
+            listed(&WindowTraits {
+                owned: true,
+                modal: true,
+                title: String::new(),
+                ..app()
+            }),
+            "an untitled modal dialog: the window it blocks names it"
         );
         assert!(!listed(&WindowTraits {
             frame: Rect::new(0, 0, 0, 0),

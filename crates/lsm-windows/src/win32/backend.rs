@@ -4,7 +4,7 @@
 //! are operated by coordinates read off the screenshot, and every observation says why. Every
 //! Win32 call runs on a blocking thread: a hung window costs a thread, never the server.
 
-use super::{capture, input, list};
+use super::{capture, input, list, ontop};
 use crate::dpi;
 use crate::listing::{unavailable_reason, wine_display_problem};
 use crate::uia::act::Press;
@@ -19,7 +19,6 @@ use lsm_core::{ErrorCode, GuiError, GuiResult};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use windows::Win32::Foundation::HWND;
-use windows::Win32::System::LibraryLoader::{GetModuleHandleW, GetProcAddress};
 use windows::Win32::System::RemoteDesktop::ProcessIdToSessionId;
 use windows::Win32::System::StationsAndDesktops::{
     CloseDesktop, GetUserObjectInformationW, OpenInputDesktop, DESKTOP_ACCESS_FLAGS, DESKTOP_CONTROL_FLAGS,
@@ -30,6 +29,18 @@ use windows::Win32::UI::HiDpi::{
     GetDpiForWindow, SetProcessDpiAwarenessContext, DPI_AWARENESS_CONTEXT_PER_MONITOR_AWARE_V2,
 };
 use windows::Win32::UI::WindowsAndMessaging::{IsWindow, SetForegroundWindow};
+
+/// `WINDOW_BLOCKED` when a modal dialog blocks the window now (nothing is sent then).
+fn refuse_if_blocked(window_id: &str, hwnd: HWND) -> GuiResult<()> {
+    match list::blocked_by(hwnd) {
+        Some(dialog) => Err(GuiError::window_blocked(
+            window_id,
+            &list::window_id(dialog),
+            Some(&list::title_of(dialog)),
+        )),
+        None => Ok(()),
+    }
+}
 
 /// Opens the Windows backend on the first GUI call (nothing before: headless safety).
 pub struct WindowsConnector;
@@ -52,21 +63,11 @@ impl BackendConnector for WindowsConnector {
     }
 }
 
-/// Whether this process runs under Wine (its ntdll exports `wine_get_version`).
-fn under_wine() -> bool {
-    // SAFETY: lookups by name in a module every process has loaded; nothing is called.
-    unsafe {
-        GetModuleHandleW(windows::core::w!("ntdll.dll"))
-            .ok()
-            .is_some_and(|ntdll| GetProcAddress(ntdll, windows::core::s!("wine_get_version")).is_some())
-    }
-}
-
 /// Why this session cannot be operated, from the session id and the input desktop's name.
 fn session_problem() -> Option<String> {
     let var = |k: &str| std::env::var(k).ok();
     if let Some(why) = wine_display_problem(
-        under_wine(),
+        list::under_wine(),
         var("DISPLAY").as_deref(),
         var("WAYLAND_DISPLAY").as_deref(),
     ) {
@@ -208,6 +209,14 @@ impl DesktopBackend for WindowsBackend {
             .and_then(|c| c.note.clone())
             .into_iter()
             .collect();
+        if let Some(dialog) = &window.blocked_by {
+            let id = dialog.clone();
+            let title = blocking(move || Ok(hwnd_of(&id).map(list::title_of).unwrap_or_default())).await?;
+            notes.push(format!(
+                "blocked by modal dialog {dialog} {title:?}: this window takes no input until it is closed, and \
+                 actions here are refused (WINDOW_BLOCKED); observe and act on that window (gui_state {dialog})"
+            ));
+        }
         let screenshot = captured.map(|c| Screenshot {
             image: c.image,
             occluded: c.occluded,
@@ -258,6 +267,9 @@ impl DesktopBackend for WindowsBackend {
         let uia = self.uia();
         blocking(move || {
             let (hwnd, frame, dpi_value) = frame_and_dpi(&id)?;
+            // Element actions reach the control through UI Automation, past the core's check:
+            // a modal dialog refuses them all the same, before anything is sent.
+            refuse_if_blocked(&id, hwnd)?;
             let on_uia = |job: ElementJob| -> GuiResult<ElementAnswer> {
                 let uia = uia.clone()?;
                 let raw = hwnd.0 as usize;
@@ -273,10 +285,16 @@ impl DesktopBackend for WindowsBackend {
                 })
             };
             let at = |p: Point| dpi::window_point_to_screen(f64::from(p.x), f64::from(p.y), frame, dpi_value);
+            // Raw input only where it lands in this window: raised first, verified on top there.
+            let reach = |(x, y): (i32, i32), what: String| -> GuiResult<(i32, i32)> {
+                ontop::ensure_at_point(hwnd, x, y, &what)?;
+                Ok((x, y))
+            };
+            let at_checked = |p: Point| reach(at(p), format!("point ({}, {})", p.x, p.y));
             let point = |t: &Target| match t {
-                Target::Point(p) => Ok(at(*p)),
+                Target::Point(p) => at_checked(*p),
                 Target::Element(r) => match on_uia(ElementJob::Centre(r.clone()))? {
-                    ElementAnswer::Point(p) => Ok(p),
+                    ElementAnswer::Point(p) => reach(p, format!("the centre of element {}", r.id)),
                     _ => Err(GuiError::backend("the element's position could not be read")),
                 },
             };
@@ -291,12 +309,17 @@ impl DesktopBackend for WindowsBackend {
                 } => match on_uia(ElementJob::Press(r.clone()))? {
                     ElementAnswer::Press(Press::Done(outcome)) => outcome,
                     ElementAnswer::Press(Press::AtPoint(x, y)) => {
+                        let (x, y) = reach((x, y), format!("the centre of element {}", r.id))?;
                         input::click(x, y, lsm_core::input::MouseButton::Left, 1)?;
                         sent("the click at the element's centre (it has no pattern for it)")
                     }
                     _ => return Err(GuiError::backend("unexpected answer from UI Automation")),
                 },
-                BackendAction::Click { target, button, count } => {
+                BackendAction::Click {
+                    target,
+                    button,
+                    count,
+                } => {
                     let (x, y) = point(target)?;
                     input::click(x, y, *button, *count)?;
                     sent("the click")
@@ -304,26 +327,38 @@ impl DesktopBackend for WindowsBackend {
                 BackendAction::Move { target } => {
                     let (x, y) = point(target)?;
                     input::pointer_move(x, y)?;
-                    ActionOutcome::new("sendinput").unverified("the pointer was moved; hover effects are not read back")
+                    ActionOutcome::new("sendinput")
+                        .unverified("the pointer was moved; hover effects are not read back")
                 }
-                BackendAction::Scroll { target, delta_x, delta_y } => {
+                BackendAction::Scroll {
+                    target,
+                    delta_x,
+                    delta_y,
+                } => {
                     let (x, y) = match target {
                         Some(t) => point(t)?,
-                        None => at(centre),
+                        None => at_checked(centre)?,
                     };
                     input::scroll(x, y, *delta_x, *delta_y)?;
                     sent("the scroll")
                 }
                 BackendAction::Drag { from, to, button } => {
-                    input::drag(point(from)?, at(*to), *button)?;
+                    let start = point(from)?;
+                    let end = at_checked(*to)?;
+                    input::drag(start, end, *button)?;
                     sent("the drag")
                 }
-                BackendAction::Type { element: Some(r), text } => done(on_uia(ElementJob::Type(r.clone(), text.clone()))?)?,
+                BackendAction::Type {
+                    element: Some(r),
+                    text,
+                } => done(on_uia(ElementJob::Type(r.clone(), text.clone()))?)?,
                 BackendAction::Type { element: None, text } => {
+                    ontop::ensure_foreground(hwnd)?;
                     input::type_text(text)?;
                     sent("the text")
                 }
                 BackendAction::Key { combo } => {
+                    ontop::ensure_foreground(hwnd)?;
                     input::key_combo(combo)?;
                     sent("the key")
                 }
@@ -340,12 +375,9 @@ impl DesktopBackend for WindowsBackend {
                     }
                 }
             };
-            // Only raw input goes wherever the foreground is; patterns reach the control itself.
-            Ok(if foreground || outcome.method != "sendinput" {
-                outcome
-            } else {
-                outcome.with_detail("Windows refused to bring the window to the front; the input went to the foreground window")
-            })
+            // Raw input was sent only after the window was seen on top at the point, or in the
+            // foreground for keys; patterns reach the control itself.
+            Ok(outcome)
         })
         .await
     }

@@ -4,6 +4,7 @@ pub mod backend;
 pub mod capture;
 pub mod input;
 pub mod list;
+pub mod ontop;
 pub mod wgc;
 
 pub use backend::WindowsConnector;
