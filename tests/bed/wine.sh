@@ -9,15 +9,19 @@
 # Wine 8.0 has no bcryptprimitives.dll, which Rust's std needs before main (ProcessPrng):
 # tests/wine/bcryptprimitives.c stands in for it, beside lsm.exe. A crash would start Wine's
 # debugger and hang the run: winedbg is disabled; so are mscoree and mshtml, whose first-run
-# installers (Mono, Gecko) would ask in a dialog. Settings: LSM_WINEBED_DIR (/tmp/lsm-winebed),
-# LSM_WINEBED_DISPLAY (:81).
+# installers (Mono, Gecko) would ask in a dialog. An X11 window manager (openbox) draws the
+# frames, as on a desktop: Wine leaves title bars and borders to it. Settings: LSM_WINEBED_DIR
+# (/tmp/lsm-winebed), LSM_WINEBED_DISPLAY (:81), LSM_WINEBED_WM (openbox; "none": no window
+# manager, nothing draws the frames), CARGO_TARGET_DIR (where `build` finds lsm.exe).
 set -uo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 DIR=${LSM_WINEBED_DIR:-/tmp/lsm-winebed}
 DISP=${LSM_WINEBED_DISPLAY:-:81}
 BIN=$DIR/bin
 TARGET=x86_64-pc-windows-gnu
+WM=${LSM_WINEBED_WM:-openbox}
 PACKAGES=(wine wine64 gcc-mingw-w64-x86-64 xvfb x11-utils)
+[[ $WM == none ]] || PACKAGES+=("$WM")
 
 say() { printf '[winebed %s] %s\n' "$(date +%T)" "$*" >&2; }
 die() { say "ERROR: $*"; exit 1; }
@@ -60,21 +64,29 @@ up() {
     for _ in $(seq 1 50); do xdpyinfo -display "$DISP" >/dev/null 2>&1 && break; sleep 0.1; done
     xdpyinfo -display "$DISP" >/dev/null 2>&1 || die "Xvfb $DISP did not start"
   fi
+  if [[ $WM != none ]] && ! { [[ -f $DIR/wm.pid ]] && kill -0 "$(cat "$DIR/wm.pid")" 2>/dev/null; }; then
+    command -v "$WM" >/dev/null || die "$WM is missing: run tests/bed/wine.sh install (or LSM_WINEBED_WM=none)"
+    DISPLAY=$DISP setsid "$WM" >"$DIR/logs/wm.log" 2>&1 </dev/null &
+    echo $! >"$DIR/wm.pid"
+    sleep 0.5
+    kill -0 "$(cat "$DIR/wm.pid")" 2>/dev/null || die "$WM did not start (see $DIR/logs/wm.log)"
+  fi
   eval "$(print_env)"
   if [[ ! -f $WINEPREFIX/system.reg ]]; then
     say "creating the Wine prefix (10-20 s)"
     wineboot -i >"$DIR/logs/wineboot.log" 2>&1 || die "wineboot failed (see $DIR/logs/wineboot.log)"
   fi
   print_env
-  say "up: Wine $(wine --version 2>/dev/null) on $DISP"
+  say "up: Wine $(wine --version 2>/dev/null) on $DISP, window manager: $WM"
 }
 
 down() {
   if [[ -d $DIR ]]; then
     eval "$(print_env)"
     wineserver -k >/dev/null 2>&1
+    [[ -f $DIR/wm.pid ]] && kill "$(cat "$DIR/wm.pid")" 2>/dev/null
     [[ -f $DIR/xvfb.pid ]] && kill "$(cat "$DIR/xvfb.pid")" 2>/dev/null
-    rm -f "$DIR/xvfb.pid"
+    rm -f "$DIR/xvfb.pid" "$DIR/wm.pid"
   fi
   say "down"
 }
