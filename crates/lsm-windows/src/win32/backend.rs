@@ -298,7 +298,9 @@ impl DesktopBackend for WindowsBackend {
                     _ => Err(GuiError::backend("the element's position could not be read")),
                 },
             };
-            let centre = Point::new(frame.width / 2, frame.height / 2);
+            // In window-relative logical pixels, as every point lsm is given.
+            let logical = dpi::window_to_logical(frame, dpi_value);
+            let centre = Point::new(logical.width / 2, logical.height / 2);
             // SAFETY: a live window handle; refusal is reported below, not an error.
             let foreground = unsafe { SetForegroundWindow(hwnd) }.as_bool();
             let outcome = match &action {
