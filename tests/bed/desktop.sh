@@ -72,7 +72,7 @@ PACKAGES=(xvfb xfonts-base fonts-dejavu-core fonts-noto-cjk x11-utils x11-apps x
           iproute2            # ip netns / veth: the remote-machine test
           chromium            # the web UI tests (tests/webui, playwright-core)
           # the real applications of the e2e suite (started on demand: `ensure-app KEY`)
-          libreoffice-writer libreoffice-gtk3 firefox-esr gnome-calculator mousepad thunar
+          libreoffice-writer libreoffice-calc libreoffice-gtk3 firefox-esr gnome-calculator mousepad thunar
           python3-pyqt5 qttools5-dev-tools wmctrl
           gpicview libgail-common libatk-adaptor)   # a GTK 2 application (gail)
 
@@ -80,7 +80,7 @@ PACKAGES=(xvfb xfonts-base fonts-dejavu-core fonts-noto-cjk x11-utils x11-apps x
 # that start maximized), listed bottom -> top of the stacking order. The test app gets the
 # keyboard focus after placing.
 LAYOUT="gtk4-widget-factory:0:0 gtk3-widget-factory:0:0 testapp:20:20 qt5-calculator:700:20 xterm:700:420 biglist:840:240
-        writer:40:30:1000:700 firefox:60:40:1000:680 gnome-calculator:660:60 mousepad:80:60 thunar:100:80
+        writer:40:30:1000:700 calc:40:30:1000:700 firefox:60:40:1000:680 gnome-calculator:660:60 mousepad:80:60 thunar:100:80
         qttree:760:300"
 
 say() { printf '[bed %s] %s\n' "$(date +%T)" "$*" >&2; }
@@ -283,7 +283,8 @@ app_spec() {
     qt5-dialogs)         echo "a11y standarddialogs" ;;
     qt5-wizard)          echo "a11y licensewizard" ;;
     gpicview)            echo "a11y gpicview" ;;
-    *) die "unknown app key '$1' (testapp gtk3-widget-factory gtk4-widget-factory qt5-calculator xterm biglist writer firefox gnome-calculator mousepad thunar qttree qt5-dialogs qt5-wizard gpicview)" ;;
+    calc)                echo "a11y libreoffice soffice.bin" ;;
+    *) die "unknown app key '$1' (testapp gtk3-widget-factory gtk4-widget-factory qt5-calculator xterm biglist writer firefox gnome-calculator mousepad thunar qttree qt5-dialogs qt5-wizard gpicview calc)" ;;
   esac
 }
 start_app() { # start_app KEY [ARG...]
@@ -318,6 +319,10 @@ start_app() { # start_app KEY [ARG...]
     qt5-wizard)          spawn "app-$key" "$QT_EXAMPLES/dialogs/licensewizard/licensewizard" ;;
     # GTK 2 loads its accessibility (gail, atk-bridge) only as modules named so.
     gpicview)            GTK_MODULES=gail:atk-bridge spawn "app-$key" gpicview "$@" ;;
+    calc)
+      lo_profile
+      SAL_USE_VCLPLUGIN=gtk3 spawn "app-$key" soffice --calc --norestore --nologo \
+        "-env:UserInstallation=file://$DIR/lo" "$@" ;;
   esac
 }
 
