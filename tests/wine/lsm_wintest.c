@@ -28,6 +28,9 @@
  *                                               when LOGFILE.cover appeared; always on top
  *                                               (HWND_TOPMOST) when the file says "topmost"
  *   cover down X Y                              left button in that window
+ *   key C                                       a character the window itself got (WM_CHAR:
+ *                                               it has the keyboard focus, no control has)
+ *   dialog key K / cover key K                  a key (WM_KEYDOWN, WM_CHAR) in either window
  *   selectall                                   ctrl+a in the edit (Win32's edit has no ctrl+a)
  *   checked 0|1                                 the check box was clicked, its new state
  *   secret N                                    the password field holds N characters (never
@@ -102,6 +105,11 @@ static LRESULT CALLBACK other_proc(HWND hwnd, UINT msg, WPARAM wp, LPARAM lp)
         GetClassNameW(hwnd, cls, 32);
         client_point(lp, &x, &y);
         log_line("%s down %d %d", lstrcmpW(cls, L"LsmWinDialog") == 0 ? "dialog" : "cover", x, y);
+        return 0;
+    }
+    if (msg == WM_KEYDOWN || msg == WM_CHAR) {
+        GetClassNameW(hwnd, cls, 32);
+        log_line("%s key %u", lstrcmpW(cls, L"LsmWinDialog") == 0 ? "dialog" : "cover", (unsigned)wp);
         return 0;
     }
     return DefWindowProcW(hwnd, msg, wp, lp);
@@ -189,6 +197,9 @@ static LRESULT CALLBACK proc(HWND hwnd, UINT msg, WPARAM wp, LPARAM lp)
             button = make_button(hwnd);
             log_line("recreated");
         }
+        return 0;
+    case WM_CHAR:
+        log_line("key %u", (unsigned)wp);
         return 0;
     case WM_MOUSEWHEEL:
         log_line("wheel %d", (short)HIWORD(wp));

@@ -41,7 +41,8 @@ def centre(r: tuple) -> tuple[int, int]:
 
 def received(app, mark: int) -> list[str]:
     return [line for line in app.lines()[mark:]
-            if line.startswith(("pressed", "down", "up", "dialog down", "cover down", "checked"))]
+            if line.startswith(("pressed", "down", "up", "dialog ", "cover down", "cover key", "checked",
+                                "text"))]
 
 
 def test_modal_dialog_blocks_its_owner(lsm, app):
@@ -131,3 +132,29 @@ def test_screenshot_starts_with_the_apps_own_pixels(lsm, app):
     assert bytes(background) in left and b"\0\0\0" not in left, sorted(left)[:5]
     # gui_list's bounds, the screenshot and x/y agree: (0,0) is the client area's corner.
     assert (b["x"], b["y"], b["width"], b["height"]) == app.window, (b, app.window)
+
+
+def test_keys_go_to_the_target_not_the_window_in_front(lsm, app):
+    win = listed(lsm, TITLE)
+    st = lsm.call_ok("gui_state", {"window_id": win["window_id"], "screenshot": False})
+    ex, ey = centre(app.edit)
+    mark = app.mark()
+    out = lsm.ok(lsm.call("gui_action", {"window_id": win["window_id"], "state_id": st["state_id"],
+                                         "actions": [{"type": "click", "x": ex, "y": ey}]}))
+    # An always-on-top window of the app opens and takes the keyboard: keys must not go there.
+    app.flag("cover", "topmost")
+    app.wait(lambda line: line.startswith("cover "), "the covering window", after=mark)
+    mark = app.mark()
+    r = lsm.call("gui_action", {"window_id": win["window_id"], "state_id": out["state_id"],
+                                "actions": [{"type": "type", "text": "hi"}]})
+    print("type with the cover in front:", "error" if r.is_error else "ok", text_of(r)[:300])
+    if r.is_error:
+        # Refused: then nothing may have arrived anywhere, and the answer names the window.
+        assert COVER in text_of(r), text_of(r)
+        time.sleep(0.5)
+        assert received(app, mark) == [], app.lines()[mark:]
+    else:
+        # In its edit, or in the window itself: activated again, a plain Win32 window gives the
+        # focus back to no control (DefWindowProc does not restore it; dialogs do).
+        app.wait(lambda line: line in ("text hi", "key 105"), "the typed text", after=mark)
+        assert not [line for line in app.lines()[mark:] if line.startswith("cover key")], app.lines()[mark:]
