@@ -81,7 +81,7 @@ impl Intent {
 }
 
 /// The element of `elements` under `p` (the smallest box that holds it, the deepest on a tie).
-pub fn element_at<'a>(elements: &'a [Element], p: Point) -> Option<&'a Element> {
+pub fn element_at(elements: &[Element], p: Point) -> Option<&Element> {
     elements
         .iter()
         .filter(|e| e.bounds.is_some_and(|b| b.contains(p)))
@@ -168,6 +168,58 @@ pub fn effect_changes(changes: &Changes, intent: &Intent, before: &[Element]) ->
         }
     }
     out
+}
+
+/// Roles whose own state changing may be their passing look: GTK toggle buttons that an
+/// application checks for a moment as a key's "pressed" look (galculator), Qt push buttons
+/// pressed for 100 ms by an accessible press.
+const MOMENTARY_ROLES: &[&str] = &["toggle_button", "push_button"];
+
+/// How long such a state must last to count as the effect (galculator holds a key 105 ms, Qt's
+/// animateClick 100 ms).
+pub const PERSIST: std::time::Duration = std::time::Duration::from_millis(130);
+
+/// Whether `effect` (already without passing states) is nothing but a state change of the
+/// action's target whose role may show it only for a moment: then it counts only if it is still
+/// there [`PERSIST`] after the action.
+pub fn only_momentary(effect: &Changes, intent: &Intent, before: &[Element]) -> bool {
+    let Some(t) = intent.target() else {
+        return false;
+    };
+    let momentary = before
+        .iter()
+        .find(|e| e.id == t)
+        .is_some_and(|e| MOMENTARY_ROLES.contains(&e.role.as_str()));
+    momentary
+        && effect.opened.is_empty()
+        && effect.closed.is_empty()
+        && effect.added.is_empty()
+        && effect.removed.is_empty()
+        && effect.focus.is_none()
+        && effect
+            .changed
+            .iter()
+            .all(|c| c.id == t && c.name_was.is_none() && c.value.is_none() && c.bounds.is_none())
+}
+
+/// `effect` less the state changes that undo the ones the action before made (`previous`, its
+/// raw changes): a key released after its 100 ms "pressed" look is the end of the previous
+/// action's reaction, never the effect of this one.
+pub fn without_reverts(mut effect: Changes, previous: &Changes) -> Changes {
+    for c in &mut effect.changed {
+        if let Some(p) = previous.changed.iter().find(|p| p.id == c.id) {
+            c.states_on.retain(|s| !p.states_off.contains(s));
+            c.states_off.retain(|s| !p.states_on.contains(s));
+        }
+    }
+    effect.changed.retain(|c| {
+        c.name_was.is_some()
+            || c.value.is_some()
+            || !c.states_on.is_empty()
+            || !c.states_off.is_empty()
+            || c.bounds.is_some()
+    });
+    effect
 }
 
 /// What was seen of one action once it settled (or its bound passed).
@@ -312,6 +364,29 @@ mod tests {
             },
         );
         assert_eq!(e, Effect::NoChange);
+    }
+
+    #[test]
+    fn a_keys_own_check_is_momentary_and_its_release_belongs_to_the_action_before() {
+        let before = [el("e1", "toggle_button", &[], None), el("e2", "text", &[], None)];
+        let after = [el("e1", "toggle_button", &["checked"], None), before[1].clone()];
+        let on = element_changes(&before, &after, true);
+        let eff = effect_changes(&on, &press("e1"), &before);
+        assert!(only_momentary(&eff, &press("e1"), &before));
+        // With the display's change beside it, it is an effect at once.
+        let mut shown = after.clone();
+        shown[1].name = "7".into();
+        let both = effect_changes(&element_changes(&before, &shown, true), &press("e1"), &before);
+        assert!(!only_momentary(&both, &press("e1"), &before));
+        // A check box's check is its lasting state.
+        let boxes = [el("e1", "check_box", &[], None)];
+        let checked = [el("e1", "check_box", &["checked"], None)];
+        let c = effect_changes(&element_changes(&boxes, &checked, true), &press("e1"), &boxes);
+        assert!(!only_momentary(&c, &press("e1"), &boxes));
+        // The release during the next action undoes the previous action's change: no evidence.
+        let off = element_changes(&after, &before, true);
+        assert!(without_reverts(off.clone(), &on).is_empty());
+        assert!(!without_reverts(off, &Changes::default()).is_empty());
     }
 
     #[test]

@@ -127,6 +127,28 @@ pub(crate) struct PixelsBefore<'a> {
     pub(crate) ignore: &'a [Rect],
 }
 
+/// What one probe shows of the action's effect.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Shows {
+    No,
+    Yes,
+    /// Only a state of the control itself changed, which may be its passing look (galculator's
+    /// keys are toggle buttons checked for 100 ms): it counts in a probe taken once the action
+    /// is this old.
+    IfStillThereAfter(Duration),
+}
+
+/// Folds what a probe taken `age` after the action shows into "seen", and says when to look
+/// again if the answer has to wait.
+fn seen_now(shows: Shows, age: Duration) -> (bool, Option<Duration>) {
+    match shows {
+        Shows::No => (false, None),
+        Shows::Yes => (true, None),
+        Shows::IfStillThereAfter(d) if age >= d => (true, None),
+        Shows::IfStillThereAfter(d) => (false, Some(d)),
+    }
+}
+
 /// What the settle loop needs to know of the action.
 pub(crate) struct SettleJob<'a> {
     pub(crate) window: &'a WindowInfo,
@@ -138,7 +160,7 @@ pub(crate) struct SettleJob<'a> {
     /// for (a hover): wait for the quiet alone.
     pub(crate) effect_known: bool,
     /// Whether a probe shows the action's effect.
-    pub(crate) effect: &'a (dyn Fn(&Probe) -> bool + Sync),
+    pub(crate) effect: &'a (dyn Fn(&Probe) -> Shows + Sync),
     /// Pixels before the action of a window with elements, to notice a change only they show.
     pub(crate) pixels_before: Option<PixelsBefore<'a>>,
 }
@@ -247,7 +269,7 @@ impl LocalGui {
         let started = Instant::now();
         let mut last = self.probe(job.request, job.pixels).await;
         let mut last_change = started;
-        let mut seen = job.effect_known || (job.effect)(&last);
+        let mut seen = job.effect_known || seen_now((job.effect)(&last), started.elapsed()).0;
         let mut pixels = PixelWatch::default();
         let settled = loop {
             if last.gone {
@@ -271,8 +293,9 @@ impl LocalGui {
             let now = self.probe(job.request, job.pixels).await;
             if !now.same_as(&last) {
                 last_change = Instant::now();
-                seen = seen || (job.effect)(&now);
             }
+            // Also unchanged: a passing look that stayed long enough counts now.
+            seen = seen || seen_now((job.effect)(&now), started.elapsed()).0;
             last = now;
         };
         Settled { settled, last }
@@ -284,7 +307,8 @@ impl LocalGui {
         let actions_end = Instant::now();
         let mut walk_began = Instant::now();
         let mut last = self.probe(job.request, false).await;
-        let mut seen = job.effect_known || (job.effect)(&last);
+        let (first, mut look_again) = seen_now((job.effect)(&last), actions_end.elapsed());
+        let mut seen = job.effect_known || first;
         let effect_state = |seen: bool| match (seen, job.effect_known) {
             (false, _) => Effect::Unseen,
             (true, true) => Effect::AtOnce,
@@ -329,12 +353,14 @@ impl LocalGui {
             let rewalk = if stale {
                 since_last >= REWALK_AFTER
             } else {
-                !seen && walk_began.elapsed() >= SLOW_POLL
+                !seen && (walk_began.elapsed() >= SLOW_POLL || look_again.is_some_and(|at| waited >= at))
             };
             if rewalk {
                 walk_began = Instant::now();
                 last = self.probe(job.request, false).await;
-                seen = seen || (job.effect)(&last);
+                let (now_seen, again) = seen_now((job.effect)(&last), actions_end.elapsed());
+                seen = seen || now_seen;
+                look_again = again;
                 continue;
             }
             tokio::time::sleep(EVENT_POLL.min(job.bound.saturating_sub(waited))).await;

@@ -8,12 +8,15 @@
 
 use crate::action::{ActionResult, ActionSpec, Where};
 use crate::changes::{element_changes, pixels_changed_outside, window_changes, Changes, Effect};
-use crate::effect::{effect_changes, element_at, judge, restless_areas, Intent, ReadBack, Seen};
+use crate::effect::{
+    effect_changes, element_at, judge, only_momentary, restless_areas, without_reverts, Intent, ReadBack,
+    Seen, PERSIST,
+};
 use crate::geometry::Rect;
 use crate::model::{Element, WindowInfo};
 use crate::output::{ActionOutput, ActionRequest, ObserveAfter, StateRequest};
 use crate::service::LocalGui;
-use crate::settle::{PixelsBefore, Probe, SettleJob, Settled};
+use crate::settle::{PixelsBefore, Probe, SettleJob, Settled, Shows};
 use crate::space::Space;
 use crate::state::Observation;
 use crate::RgbaImage;
@@ -44,6 +47,9 @@ pub(crate) struct Judging {
     pixels: Option<(RgbaImage, f64)>,
     /// The last settled observation.
     last: Option<Probe>,
+    /// What changed in the elements with the action before (its passing looks ending now are
+    /// not this action's effect).
+    previous: Changes,
     settled: bool,
     settle_time: Duration,
     /// Judge the last action too (observe `none` judges all but the last, so none overtakes
@@ -151,15 +157,22 @@ impl LocalGui {
             first_elements,
             first_windows: shown.and_then(|s| s.windows.clone()),
             windows: shown.and_then(|s| s.windows.clone()),
-            space: obs.space.clone(),
+            space: obs.space,
             pixels: None,
             last: None,
+            previous: Changes::default(),
             settled: true,
             settle_time: Duration::ZERO,
             observe_last,
         };
-        // The application changed since the observation (events came): the first action is
-        // judged against the window as it is now, not as it was shown.
+        // The first action is judged against the windows as they are now (one opened since the
+        // observation is none of its doing) ...
+        if let Ok(backend) = self.backend().await {
+            if let Ok(now) = crate::service::bounded("listing windows", backend.list_windows()).await {
+                judging.windows = Some(now);
+            }
+        }
+        // ... and, where the application changed since (events came), against its elements now.
         if !judging.pixel_mode {
             if let Ok(backend) = self.backend().await {
                 let moved_on = backend
@@ -207,13 +220,17 @@ impl LocalGui {
         if last_action && !j.observe_last {
             return;
         }
-        let read_back = if result.verified {
-            ReadBack::Effect(result.evidence.clone().unwrap_or_else(|| "checked".into()))
-        } else {
-            ReadBack::None(result.unverified.clone().unwrap_or_default())
+        // A press's read-back (a toggle's state) is judged like any change, once it has lasted:
+        // a key checked for 100 ms is a look, not an effect.
+        let press = matches!(intent, Intent::Press { .. });
+        let hint = result.verified.then(|| result.evidence.clone()).flatten();
+        let read_back = match (&hint, press) {
+            (Some(e), false) => ReadBack::Effect(e.clone()),
+            _ => ReadBack::None(result.unverified.clone().unwrap_or_default()),
         };
         let effect_known = matches!(read_back, ReadBack::Effect(_))
             || matches!(intent, Intent::Hover | Intent::ReadBack { .. });
+        let previous = std::mem::take(&mut j.previous);
         let ignore: Vec<Rect> = match &j.pixels {
             Some((img, _)) => to_image(&j.space, &restless_areas(&j.elements), img.width, img.height),
             None => Vec::new(),
@@ -223,26 +240,34 @@ impl LocalGui {
         let complete = j.complete;
         let pixel_mode = j.pixel_mode;
         let pixels_before = j.pixels.take();
-        let shows_effect = |p: &Probe| -> bool {
+        let shows_effect = |p: &Probe| -> Shows {
             if p.gone {
-                return true;
+                return Shows::Yes;
             }
             if let (Some(a), Some(b)) = (&before_windows, &p.windows) {
                 let (o, c) = window_changes(a, b);
                 if !o.is_empty() || !c.is_empty() {
-                    return true;
+                    return Shows::Yes;
                 }
             }
             if pixel_mode {
                 return match (&pixels_before, &p.pixels) {
-                    (Some((a, _)), Some((b, _))) => pixels_changed_outside(a, b, &[]).is_some(),
-                    _ => false,
+                    (Some((a, _)), Some((b, _))) if pixels_changed_outside(a, b, &[]).is_some() => Shows::Yes,
+                    _ => Shows::No,
                 };
             }
-            p.looked.as_ref().is_some_and(|l| {
-                let all = element_changes(&before_elements, &l.out.elements, complete);
-                !effect_changes(&all, &intent, &before_elements).is_empty()
-            })
+            let Some(l) = &p.looked else {
+                return Shows::No;
+            };
+            let all = element_changes(&before_elements, &l.out.elements, complete);
+            let effect = without_reverts(effect_changes(&all, &intent, &before_elements), &previous);
+            if effect.is_empty() {
+                Shows::No
+            } else if only_momentary(&effect, &intent, &before_elements) {
+                Shows::IfStillThereAfter(PERSIST)
+            } else {
+                Shows::Yes
+            }
         };
         let started = Instant::now();
         let Settled { settled, last } = self
@@ -288,9 +313,15 @@ impl LocalGui {
             }
         } else if let Some(l) = &last.looked {
             let mut all = element_changes(&before_elements, &l.out.elements, complete);
+            j.previous = all.clone();
             all.opened = windows_moved.opened;
             all.closed = windows_moved.closed;
-            let effect = effect_changes(&all, &intent, &before_elements);
+            let mut effect = without_reverts(effect_changes(&all, &intent, &before_elements), &previous);
+            let age = started.elapsed();
+            if only_momentary(&effect, &intent, &before_elements) && age < PERSIST {
+                // The bound came before the look could be told from an effect.
+                effect = Changes::default();
+            }
             let pixels = if !effect.is_empty() || matches!(read_back, ReadBack::Effect(_)) {
                 None
             } else {
@@ -311,7 +342,18 @@ impl LocalGui {
         } else {
             Seen::Nothing("the window could not be observed after the action".into())
         };
-        let (effect, text) = judge(&read_back, &seen);
+        let (effect, mut text) = judge(&read_back, &seen);
+        if let (Effect::Confirmed, Some(h), Seen::Elements { effect: changes, .. }) = (effect, &hint, &seen) {
+            // The backend's read-back of the control's own state says it best, once that state
+            // has lasted (it is in the settled observation's changes).
+            let target = intent.target();
+            let lasting = changes.changed.iter().any(|c| {
+                Some(c.id.as_str()) == target && !(c.states_on.is_empty() && c.states_off.is_empty())
+            });
+            if press && lasting {
+                text = h.clone();
+            }
+        }
         result.effect = Some(effect);
         match effect {
             Effect::Confirmed => {

@@ -24,6 +24,11 @@ pub(crate) const LIST_PROBES: i32 = 7;
 pub(crate) const MIN_ROW_PX: i32 = 8;
 /// Children read from a huge container when probing finds none (no point lookup support).
 pub(crate) const LIST_FALLBACK: usize = 64;
+/// Points probed across a wide grid's visible area, per probed row.
+const GRID_PROBES_ACROSS: i32 = 6;
+/// At most this many rows and columns of a wide grid are read (a screen shows fewer).
+const MAX_GRID_ROWS: i32 = 80;
+const MAX_GRID_COLUMNS: i32 = 40;
 /// Names asked for at once while searching a huge list for a query.
 const SCAN_CONCURRENCY: usize = 64;
 
@@ -99,6 +104,12 @@ impl Atspi {
             .flat_map(|&x| ys.iter().map(move |&y| (x, y)))
             .map(|(x, y)| self.child_index_at(obj, x, y, coords));
         let ((rows, cols), hits) = tokio::join!(table_size, futures_util::future::join_all(probes));
+        if let (Some(r), Some(c)) = (rows, cols) {
+            if c > 256 {
+                // A spreadsheet's grid (16,384 columns): its cells are found by row and column.
+                return self.visible_grid_cells(node, view, coords, r, c).await;
+            }
+        }
         let cols = cols.filter(|c| (1..=256).contains(c)).unwrap_or(1) as i32;
         let step = span / (LIST_PROBES - 1);
         let max_gap = (step / MIN_ROW_PX + 2) * cols;
@@ -117,6 +128,77 @@ impl Atspi {
             Some(r) if r > 0 => format!("{r} rows"),
             _ => format!("{count} items"),
         };
+        (indices, what)
+    }
+
+    /// The cells of a wide grid (a spreadsheet) that are on screen: probes across and down its
+    /// visible area give the rows and columns shown, and every cell of that block is read, from
+    /// the first visible row and column on (row-major indices, checked against the table's own
+    /// row and column of each probed cell). Empty when the probes found no cell.
+    async fn visible_grid_cells(
+        &self,
+        node: &RawNode,
+        view: Rect,
+        coords: CoordKind,
+        rows: i64,
+        cols: i64,
+    ) -> (Vec<i32>, String) {
+        let obj = &node.obj;
+        let what = format!("{rows} rows × {cols} columns");
+        let (w, h) = ((view.width - 6).max(0), (view.height - 3).max(0));
+        let xs: Vec<i32> = (0..GRID_PROBES_ACROSS)
+            .map(|k| view.x + 3 + w * k / (GRID_PROBES_ACROSS - 1))
+            .collect();
+        let ys: Vec<i32> = (0..LIST_PROBES)
+            .map(|k| view.y + 1 + h * k / (LIST_PROBES - 1))
+            .collect();
+        let probes = ys
+            .iter()
+            .flat_map(|&y| xs.iter().map(move |&x| (x, y)))
+            .map(|(x, y)| self.child_index_at(obj, x, y, coords));
+        let hits: Vec<i32> = futures_util::future::join_all(probes)
+            .await
+            .into_iter()
+            .flatten()
+            .collect();
+        let places = hits.iter().map(|&i| async move {
+            let at = (i,);
+            let (r, c) = tokio::join!(
+                self.call::<_, i32>(obj, IFACE_TABLE, "GetRowAtIndex", &at),
+                self.call::<_, i32>(obj, IFACE_TABLE, "GetColumnAtIndex", &at),
+            );
+            (i, r.ok(), c.ok())
+        });
+        let places = futures_util::future::join_all(places).await;
+        let row_major = |i: i32, r: i32, c: i32| i as i64 == r as i64 * cols + c as i64;
+        let cells: Vec<(i32, i32)> = places
+            .iter()
+            .filter_map(|&(i, r, c)| match (r, c) {
+                (Some(r), Some(c)) if r >= 0 && c >= 0 && row_major(i, r, c) => Some((r, c)),
+                _ => None,
+            })
+            .collect();
+        let (Some(r0), Some(r1), Some(c0), Some(c1)) = (
+            cells.iter().map(|p| p.0).min(),
+            cells.iter().map(|p| p.0).max(),
+            cells.iter().map(|p| p.1).min(),
+            cells.iter().map(|p| p.1).max(),
+        ) else {
+            return (hits, what);
+        };
+        // A row and a column of margin on each side (partly shown at the edges; LibreOffice's
+        // probed points can land a row low, see `CoordRule`).
+        let (r0, c0) = ((r0 - 1).max(0), (c0 - 1).max(0));
+        let r1 = (r1 as i64 + 1).min(rows - 1).min(r0 as i64 + MAX_GRID_ROWS as i64 - 1);
+        let c1 = (c1 as i64 + 1).min(cols - 1).min(c0 as i64 + MAX_GRID_COLUMNS as i64 - 1);
+        let mut indices = Vec::new();
+        for r in r0 as i64..=r1 {
+            for c in c0 as i64..=c1 {
+                if let Ok(i) = i32::try_from(r * cols + c) {
+                    indices.push(i);
+                }
+            }
+        }
         (indices, what)
     }
 
@@ -149,7 +231,8 @@ impl Atspi {
             visible.last().copied().unwrap_or(0),
         );
         let mut shown: Vec<i32> = if all {
-            (0..count).collect()
+            // In order, as many as may be read at all (a spreadsheet has billions of cells).
+            (0..count.min(budget.min(i32::MAX as usize) as i32)).collect()
         } else if found_visible {
             visible
         } else {
@@ -224,10 +307,11 @@ impl Atspi {
                 _ => None,
             }
         };
-        let todo: Vec<i32> = (0..count).filter(|i| !skip.contains(i)).collect();
-        let total = todo.len();
+        // Lazily: a spreadsheet has billions of cells, and the search stops at `until`.
+        let total = (count as usize).saturating_sub(skip.len());
+        let todo = (0..count).filter(move |i| !skip.contains(i));
         let listed = listed.as_deref();
-        let names = futures_util::stream::iter(todo.into_iter().map(|i| async move {
+        let names = futures_util::stream::iter(todo.map(|i| async move {
             let child = match listed.and_then(|l| l.get(i as usize)) {
                 Some(c) => Some(c.clone()),
                 None => self
@@ -246,6 +330,10 @@ impl Atspi {
         let mut names = std::pin::pin!(names);
         let mut scan = Scan::default();
         loop {
+            // Checked on every name too: answers that are always ready would starve the timer.
+            if tokio::time::Instant::now() >= until {
+                break;
+            }
             let next = tokio::select! {
                 biased;
                 n = names.next() => n,

@@ -1,0 +1,586 @@
+#!/usr/bin/env python3
+"""The honesty benchmark (issue 22): every action's reported effect against the truth.
+
+Real applications no other test of the project used before issue 22, across toolkits: galculator
+and zenity (GTK 3), gnome-text-editor (GTK 4), FeatherPad (Qt 5), KCalc (KDE Frameworks),
+lxtask (GTK 2, gail), Qt's spinboxes example (Qt 5) and Wine's notepad (Win32 under Wine, no
+accessibility). Each `gui_action` result's `effect` (`confirmed` / `no_change` /
+`unverifiable`, or an error) is compared with what happened, read outside lsm: AT-SPI read back
+in a separate process (tests/lib/atspi_probe.py), the files an application wrote, what a zenity
+dialog printed, the X window list (wmctrl), the window's pixels (ImageMagick `import`).
+
+Prints the matrix reported x truth per application and in total, and every false claim (a
+`confirmed` for what did not happen, a `no_change` for what did). Goal: 0 false `confirmed`,
+0 false `no_change`, `unverifiable` at most 10 %. Exit 1 only on a harness error (an application
+that did not start, a broken session); with --strict also on a false claim or too much
+`unverifiable`. The matrix also goes to target/bench/honesty.md.
+
+    .venv/bin/python bench/honesty.py [--strict] [--only APP] [--keep]
+
+Runs on a desktop of its own (tests/bed/desktop.sh on :92, directory /tmp/lsm-honesty).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Callable
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "tests" / "lib"))
+
+from atspi_ground import run_probe  # noqa: E402
+from lsm_mcp import LsmSession, parse_env  # noqa: E402
+
+DISPLAY = ":92"
+BED_DIR = "/tmp/lsm-honesty"
+QT_EXAMPLES = "/usr/lib/x86_64-linux-gnu/qt5/examples/widgets"
+EFFECTS = ("confirmed", "no_change", "unverifiable", "error")
+
+
+class Harness(Exception):
+    """The benchmark itself failed (not lsm's honesty)."""
+
+
+# ------------------------------------------------------------------ the desktop and its apps
+def bed(*args: str, timeout: float = 300) -> subprocess.CompletedProcess:
+    env = dict(os.environ, LSM_BED_DISPLAY=DISPLAY, LSM_BED_DIR=BED_DIR, LSM_BED_APPS="xterm")
+    return subprocess.run(["bash", str(REPO / "tests/bed/desktop.sh"), *args], env=env,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def wm_titles() -> list[str]:
+    out = subprocess.run(["wmctrl", "-l"], capture_output=True, text=True, timeout=10).stdout
+    return [" ".join(line.split()[3:]) for line in out.splitlines()]
+
+
+def wait(fn: Callable, timeout: float = 20.0, what: str = "condition", interval: float = 0.1):
+    deadline = time.monotonic() + timeout
+    while True:
+        v = fn()
+        if v:
+            return v
+        if time.monotonic() > deadline:
+            raise Harness(f"timed out waiting for {what}")
+        time.sleep(interval)
+
+
+class Apps:
+    """Applications started on the benchmark's desktop, stopped at the end."""
+
+    def __init__(self, home: Path):
+        self.procs: list[subprocess.Popen] = []
+        self.home = home
+
+    def start(self, *cmd: str, env: dict | None = None, stdout=subprocess.DEVNULL) -> subprocess.Popen:
+        e = dict(os.environ, HOME=str(self.home), XDG_CONFIG_HOME=str(self.home / ".config"))
+        e.update(env or {})
+        p = subprocess.Popen(list(cmd), env=e, stdout=stdout, stderr=subprocess.DEVNULL, text=True,
+                             start_new_session=True)
+        self.procs.append(p)
+        return p
+
+    def stop_all(self):
+        for p in self.procs:
+            if p.poll() is None:
+                try:
+                    os.killpg(p.pid, 9)
+                except OSError:
+                    pass
+
+
+def flat(app: str, **kw) -> list[dict]:
+    return run_probe(app, flat=True, extents=False, timeout=20, **kw) or []
+
+
+def window_pixels(title: str) -> bytes:
+    wid = subprocess.run(["xdotool", "search", "--name", f"^{title}$"], capture_output=True, text=True,
+                         timeout=10).stdout.split()
+    if not wid:
+        return b""
+    return subprocess.run(["import", "-window", wid[0], "rgba:-"], capture_output=True, timeout=20).stdout
+
+
+# ------------------------------------------------------------------ driving lsm, recording truth
+class Run:
+    def __init__(self, s: LsmSession):
+        self.s = s
+        self.rows: list[dict] = []  # one per action: app, label, effect, truth, evidence
+        self.order_errors: list[str] = []
+
+    def window(self, title_part: str, timeout: float = 30) -> dict:
+        def find():
+            ws = self.s.call_ok("gui_list", {})["windows"]
+            return next((w for w in ws if title_part in w["title"]), None)
+        return wait(find, timeout, f"window {title_part!r} in gui_list")
+
+    def observe(self, win: dict) -> dict:
+        return self.s.call_ok("gui_state", {"window_id": win["window_id"], "screenshot": False,
+                                            "max_depth": 20, "max_elements": 600})
+
+    def element(self, st: dict, name: str, role: str | None = None, nth: int = 0) -> dict:
+        found = [e for e in st["elements"] if e.get("name", "") == name and (role is None or e["role"] == role)]
+        if len(found) <= nth:
+            raise Harness(f"no element {name!r} ({role}) in {st['window']['title']!r}: "
+                          f"{[(e['role'], e.get('name', '')) for e in st['elements']][:60]}")
+        return found[nth]
+
+    def act(self, app: str, label: str, st: dict, actions: list[dict],
+            truth: Callable[[], list[bool]], settle_after: float = 0.3) -> dict | None:
+        """One gui_action; `truth()` (read after it) says, per action, whether it happened."""
+        r = self.s.call("gui_action", {"window_id": st["window"]["window_id"], "state_id": st["state_id"],
+                                       "actions": actions})
+        time.sleep(settle_after)
+        facts = truth()
+        if len(facts) != len(actions):
+            raise Harness(f"{app} {label}: truth gave {len(facts)} answers for {len(actions)} actions")
+        if r.is_error:
+            err = (r.structured_content or {}).get("error", {})
+            done = {d["index"]: d for d in (err.get("details") or {}).get("completed", [])}
+            failed = (err.get("details") or {}).get("failed_index", 0)
+            for i, a in enumerate(actions):
+                d = done.get(i)
+                effect = d.get("effect", "error") if d else "error"
+                why = d.get("evidence") or d.get("unverified") if d else f"{err.get('code')}: {err.get('message', '')[:160]}"
+                if i > failed:
+                    effect, why = "error", "not run (an earlier action failed)"
+                self.rows.append(dict(app=app, label=f"{label} [{i}] {a['type']}", effect=effect,
+                                      truth=facts[i], evidence=why or ""))
+            return None
+        out = r.structured_content
+        for i, a in enumerate(actions):
+            res = next((x for x in out["results"] if x["index"] == i), None)
+            if res is None:
+                effect, why = "error", "not run: " + (out.get("stopped") or "")
+            else:
+                effect = res.get("effect") or "error"
+                why = res.get("evidence") or res.get("unverified") or ""
+            self.rows.append(dict(app=app, label=f"{label} [{i}] {a['type']}", effect=effect,
+                                  truth=facts[i], evidence=why))
+        return out
+
+    last_elements: dict[str, list[dict]] = {}
+
+
+def fresh(run: Run, win: dict) -> dict:
+    st = run.observe(win)
+    run.last_elements[win["window_id"]] = st["elements"]
+    return st
+
+
+# ------------------------------------------------------------------ the applications
+def text_of_role(app: str, role: str = "text", editable: bool | None = None, index: int = 0) -> str:
+    nodes = [n for n in flat(app) if n["role"] == role
+             and (editable is None or (("editable" in n["states"]) == editable))]
+    return (nodes[index].get("text") or "") if len(nodes) > index else ""
+
+
+def galculator(run: Run, apps: Apps):
+    app = "galculator"
+    apps.start("galculator")
+    win = run.window("galculator")
+    disp = lambda: text_of_role(app).strip()  # noqa: E731
+
+    def toggles() -> dict:
+        return {n["name"]: "checked" in n["states"] for n in flat(app) if n["role"] == "toggle button"}
+
+    def step(label, names_or_points, truth_of):
+        st = fresh(run, win)
+        before, t0 = disp(), toggles()
+        actions = []
+        for k in names_or_points:
+            if isinstance(k, tuple):
+                e = run.element(st, k[1], "toggle_button")
+                b = e["bounds"]
+                actions.append({"type": "click", "x": b[0] + b[2] // 2, "y": b[1] + b[3] // 2})
+            elif k.startswith("key:"):
+                actions.append({"type": "key", "keys": k[4:]})
+            elif k.startswith("type:"):
+                actions.append({"type": "type", "text": k[5:]})
+            else:
+                actions.append({"type": "click", "element_id": run.element(st, k, "toggle_button")["id"]})
+        def truth():
+            after, t1 = disp(), toggles()
+            facts = truth_of(before, after)
+            # A galculator key is a toggle button: its own state flipping is the application's
+            # visible answer too (a second click on a pressed key only releases it).
+            keys = [k[1] if isinstance(k, tuple) else k for k in names_or_points]
+            flipped = [k in t0 and t0.get(k) != t1.get(k) for k in keys]
+            if os.environ.get("LSM_HONESTY_DEBUG"):
+                print(f"  galculator {label}: display {before!r} -> {after!r}, flipped {flipped}")
+            return [f or (fl and len(keys) == 1) for f, fl in zip(facts, flipped)]
+
+        run.act(app, label, st, actions, truth)
+
+    step("AC", ["AC"], lambda b, a: [a != b])
+    step("7", ["7"], lambda b, a: [a != b])
+    step("8 by id, 9 at its centre", ["8", ("xy", "9")], lambda b, a: [a.startswith(b + "8"), a == b + "89"])
+    step("MR (disabled)", ["MR"], lambda b, a: [a != b])
+    step("+/-", ["+/-"], lambda b, a: [a != b])
+    step("C", ["C"], lambda b, a: [a != b])
+    step("typed 42", ["type:42"], lambda b, a: [a != b])
+    step("<- (backspace)", ["<-"], lambda b, a: [a != b])
+    step("5 twice by id", ["5", "5"], lambda b, a: [a.startswith(b + "5"), a == b + "55"])
+    step("AC", ["AC"], lambda b, a: [a != b])
+    step("AC again", ["AC"], lambda b, a: [a != b])
+
+
+def kcalc(run: Run, apps: Apps):
+    app = "kcalc"
+    apps.start("kcalc")
+    win = run.window("KCalc")
+
+    def disp() -> str:
+        frames = [n for n in flat(app) if n["role"] == "frame"]
+        shown = frames[1]["name"] if len(frames) > 1 else ""
+        return shown.replace(",", "").replace(" ", "")  # thousands separators
+
+    def step(label, keys, truth_of):
+        st = fresh(run, win)
+        before = disp()
+        actions = []
+        for k in keys:
+            if isinstance(k, tuple):
+                e = run.element(st, k[1], "push_button")
+                b = e["bounds"]
+                actions.append({"type": "click", "x": b[0] + b[2] // 2, "y": b[1] + b[3] // 2})
+            elif k.startswith("key:"):
+                actions.append({"type": "key", "keys": k[4:]})
+            else:
+                actions.append({"type": "click", "element_id": run.element(st, k, "push_button")["id"]})
+        run.act(app, label, st, actions, lambda: truth_of(before, disp()), settle_after=0.5)
+
+    step("AC", ["AC"], lambda b, a: [a != b])
+    step("7", ["7"], lambda b, a: [a != b])
+    step("8 by id, 9 at its centre", ["8", ("xy", "9")], lambda b, a: [a.startswith(b + "8"), a == b + "89"])
+    step("5 twice by id", ["5", "5"], lambda b, a: [a.startswith(b + "5"), a == b + "55"])
+    step("C", ["C"], lambda b, a: [a != b])
+    step("C again", ["C"], lambda b, a: [a != b])
+    step("key 3", ["key:3"], lambda b, a: [a != b])
+    step("key F12 (no binding)", ["key:F12"], lambda b, a: [a != b])
+
+
+def featherpad(run: Run, apps: Apps, tmp: Path):
+    app = "FeatherPad"
+    apps.start("featherpad", "--standalone")
+    win = run.window("Untitled")
+    body = lambda: text_of_role(app, "text", editable=True)  # noqa: E731
+    st = fresh(run, win)
+    editor = next(e for e in st["elements"] if e["role"] == "text" and "multi_line" in e.get("states", []))
+    run.act(app, "type", st, [{"type": "type", "element_id": editor["id"], "text": "honest pad"}],
+            lambda: ["honest pad" in body()])
+    st = fresh(run, win)
+    before = body()
+    run.act(app, "Undo", st, [{"type": "click", "element_id": run.element(st, "Undo", "push_button")["id"]}],
+            lambda: [body() != before])
+    st = fresh(run, win)
+    before = body()
+    run.act(app, "Redo", st, [{"type": "click", "element_id": run.element(st, "Redo", "push_button")["id"]}],
+            lambda: [body() != before])
+    st = fresh(run, win)
+    before = body()
+    run.act(app, "Reload (disabled)", st,
+            [{"type": "click", "element_id": run.element(st, "Reload", "push_button")["id"]}],
+            lambda: [body() != before])
+    st = fresh(run, win)
+    titles = set(wm_titles())
+    run.act(app, "ctrl+s opens Save", st, [{"type": "key", "keys": "ctrl+s"}],
+            lambda: [bool(set(wait(lambda: set(wm_titles()) - titles or None, 5, "a save dialog")))],
+            settle_after=0.2)
+    dialog = run.window("Save as")
+    target = tmp / "featherpad-honest.txt"
+    dst = fresh(run, dialog)
+    name = next((e for e in dst["elements"] if e["role"] == "text" and "editable" in e.get("states", [])), None)
+    if name is None:
+        raise Harness("no file name field in FeatherPad's save dialog")
+    run.act(app, "file name typed, Return", dst,
+            [{"type": "focus", "element_id": name["id"]}, {"type": "key", "keys": "ctrl+a"},
+             {"type": "type", "text": str(target)}, {"type": "key", "keys": "Return"}],
+            lambda: [True, True, True, wait(lambda: target.exists(), 5, "the saved file") is True])
+    st = fresh(run, win)
+    before = body()
+    run.act(app, "key ctrl+shift+F11 (no binding)", st, [{"type": "key", "keys": "ctrl+shift+F11"}],
+            lambda: [body() != before])
+
+
+def text_editor(run: Run, apps: Apps, tmp: Path):
+    app = "gnome-text-editor"
+    apps.start("gnome-text-editor", "--standalone", "--ignore-session", env={"GSK_RENDERER": "cairo"})
+    win = run.window("Text Editor")
+    body = lambda: text_of_role(app, "text", editable=True)  # noqa: E731
+    st = fresh(run, win)
+    run.act(app, "type", st, [{"type": "type", "text": "gtk four"}], lambda: ["gtk four" in body()])
+    st = fresh(run, win)
+    run.act(app, "select all, delete", st, [{"type": "key", "keys": "ctrl+a"}, {"type": "key", "keys": "BackSpace"}],
+            lambda: [body() == "", body() == ""])
+    st = fresh(run, win)
+    run.act(app, "type again", st, [{"type": "type", "text": "second line"}], lambda: ["second line" in body()])
+    st = fresh(run, win)
+    pages = lambda: len([n for n in flat(app) if n["role"] == "page tab"])  # noqa: E731
+    titles_before = wm_titles()
+    n0 = pages()
+    run.act(app, "New tab button", st,
+            [{"type": "click", "element_id": run.element(st, "New tab (Ctrl+T)", "push_button")["id"]}],
+            lambda: [pages() != n0 or wm_titles() != titles_before])
+    st = fresh(run, win)
+    n1, titles_before = pages(), wm_titles()
+    run.act(app, "ctrl+w closes the tab", st, [{"type": "key", "keys": "ctrl+w"}],
+            lambda: [pages() != n1 or wm_titles() != titles_before])
+    st = fresh(run, win)
+    before = body()
+    run.act(app, "key F12 (no binding)", st, [{"type": "key", "keys": "F12"}], lambda: [body() != before])
+
+
+def zenity(run: Run, apps: Apps):
+    app = "zenity"
+
+    def dialog(*args: str, title: str):
+        p = apps.start("zenity", *args, f"--title={title}", stdout=subprocess.PIPE)
+        return p, run.window(title)
+
+    def result(p: subprocess.Popen) -> tuple[int | None, str]:
+        try:
+            out, _ = p.communicate(timeout=5)
+        except subprocess.TimeoutExpired:
+            return None, ""
+        return p.returncode, out.strip()
+
+    # An entry: typed, then OK (zenity prints the text and exits).
+    p, win = dialog("--entry", "--text=Your name", title="honest entry")
+    st = fresh(run, win)
+    entry = next(e for e in st["elements"] if e["role"] == "text" and "editable" in e.get("states", []))
+    run.act(app, "entry typed", st, [{"type": "type", "element_id": entry["id"], "text": "Ada"}],
+            lambda: ["Ada" in text_of_role(app, "text", editable=True)])
+    st = fresh(run, win)
+    label = next(e for e in st["elements"] if e["role"] == "label")
+    run.act(app, "a label clicked", st, [{"type": "click", "element_id": label["id"]}],
+            lambda: [p.poll() is not None])
+    st = fresh(run, win)
+    ok = next(e for e in st["elements"] if e["role"] == "push_button" and e.get("name") in ("OK", "_OK"))
+    out = {}
+    run.act(app, "OK", st, [{"type": "click", "element_id": ok["id"]}],
+            lambda: [out.setdefault("r", result(p)) == (0, "Ada")])
+    # A question answered No (exit status 1).
+    p, win = dialog("--question", "--text=Proceed?", title="honest question")
+    st = fresh(run, win)
+    no = next(e for e in st["elements"] if e["role"] == "push_button" and e.get("name") in ("No", "_No"))
+    run.act(app, "No", st, [{"type": "click", "element_id": no["id"]}], lambda: [result(p)[0] == 1])
+    # A scale: set_value, then OK prints it.
+    p, win = dialog("--scale", "--value=10", "--min-value=0", "--max-value=100", "--text=Level", title="honest scale")
+    st = fresh(run, win)
+    slider = next(e for e in st["elements"] if e["role"] == "slider")
+    value = lambda: next(((n.get("value") or {}).get("current") for n in flat(app) if n["role"] == "slider"), None)  # noqa: E731
+    run.act(app, "slider set_value 55", st, [{"type": "set_value", "element_id": slider["id"], "value": "55"}],
+            lambda: [value() == 55])
+    st = fresh(run, win)
+    ok = next(e for e in st["elements"] if e["role"] == "push_button" and e.get("name") in ("OK", "_OK"))
+    run.act(app, "OK", st, [{"type": "click", "element_id": ok["id"]}], lambda: [result(p) == (0, "55")])
+    # A list: an item clicked (selected), then OK prints it.
+    p, win = dialog("--list", "--column=Fruit", "apple", "banana", "cherry", title="honest list")
+    st = fresh(run, win)
+    cells = [e for e in st["elements"] if e.get("name") == "banana"]
+    if not cells:
+        raise Harness(f"no banana in the list: {[(e['role'], e.get('name')) for e in st['elements']]}")
+    sel = lambda: [n["name"] for n in flat(app) if "selected" in n["states"] and n["role"] == "table cell"]  # noqa: E731
+    before = sel()
+    run.act(app, "banana clicked", st, [{"type": "click", "element_id": cells[0]["id"]}],
+            lambda: ["banana" in sel() and sel() != before])
+    st = fresh(run, win)
+    before = sel()
+    run.act(app, "banana clicked again", st, [{"type": "click", "element_id": cells[0]["id"]}],
+            lambda: [sel() != before])
+    st = fresh(run, win)
+    ok = next(e for e in st["elements"] if e["role"] == "push_button" and e.get("name") in ("OK", "_OK"))
+    run.act(app, "OK", st, [{"type": "click", "element_id": ok["id"]}], lambda: [result(p) == (0, "banana")])
+
+
+def lxtask(run: Run, apps: Apps):
+    app = "lxtask"
+    apps.start("lxtask", env={"GTK_MODULES": "gail:atk-bridge"})
+    win = run.window("Task Manager")
+
+    def checked(name: str, role: str) -> bool | None:
+        n = next((n for n in flat(app) if n["name"] == name and n["role"] == role), None)
+        return None if n is None else "checked" in n["states"]
+
+    st = fresh(run, win)
+    before = checked("more details", "toggle button")
+    run.act(app, "more details", st,
+            [{"type": "click", "element_id": run.element(st, "more details", "toggle_button")["id"]}],
+            lambda: [checked("more details", "toggle button") != before])
+    st = fresh(run, win)
+    before = checked("more details", "toggle button")
+    run.act(app, "more details again", st,
+            [{"type": "click", "element_id": run.element(st, "more details", "toggle_button")["id"]}],
+            lambda: [checked("more details", "toggle button") != before])
+    st = fresh(run, win)
+    before = checked("Show full cmdline", "check menu item")
+    run.act(app, "View > Show full cmdline", st,
+            [{"type": "click", "element_id": run.element(st, "View", "menu")["id"]}],
+            lambda: [True])  # the menu opens (its items show)
+    st = fresh(run, win)
+    run.act(app, "Show full cmdline", st,
+            [{"type": "click", "element_id": run.element(st, "Show full cmdline", "check_menu_item")["id"]}],
+            lambda: [checked("Show full cmdline", "check menu item") != before])
+
+
+def qt_spinboxes(run: Run, apps: Apps):
+    app = "spinboxes"
+    apps.start(f"{QT_EXAMPLES}/widgets/spinboxes/spinboxes")
+    win = run.window("Spin Boxes")
+
+    def values() -> list:
+        return [(n.get("value") or {}).get("current") for n in flat(app) if n["role"] == "spin button"]
+
+    st = fresh(run, win)
+    spins = [e for e in st["elements"] if e["role"] == "spin_button" and "disabled" not in e.get("states", [])]
+    if len(spins) < 2:
+        raise Harness(f"spin boxes: {[(e['role'], e.get('name')) for e in st['elements']]}")
+    v0 = values()
+    run.act(app, "set_value 42", st, [{"type": "set_value", "element_id": spins[0]["id"], "value": "42"}],
+            lambda: [42 in values() and values() != v0])
+    st = fresh(run, win)
+    v1 = values()
+    run.act(app, "set_value 7 on the second", st, [{"type": "set_value", "element_id": spins[1]["id"], "value": "7"}],
+            lambda: [values() != v1])
+    st = fresh(run, win)
+    v2 = values()
+    run.act(app, "key Up in the first", st,
+            [{"type": "focus", "element_id": spins[0]["id"]}, {"type": "key", "keys": "Up"}],
+            lambda: [True, values() != v2])
+    st = fresh(run, win)
+    labels = [e for e in st["elements"] if e["role"] == "label"]
+    v3 = values()
+    run.act(app, "a label clicked", st, [{"type": "click", "element_id": labels[0]["id"]}],
+            lambda: [values() != v3])
+
+
+def wine_notepad(run: Run, apps: Apps):
+    app = "notepad (Wine)"
+    prefix = Path(BED_DIR) / "wineprefix"
+    apps.start("wine", "notepad", env={"WINEPREFIX": str(prefix), "WINEDEBUG": "-all",
+                                       "WINEDLLOVERRIDES": "mscoree,mshtml=;winedbg.exe=d"})
+    win = run.window("Notepad", timeout=90)
+    title = win["title"]
+    st = run.observe(win)
+    px = window_pixels(title)
+    run.act(app, "type", st, [{"type": "type", "text": "wine text"}], lambda: [window_pixels(title) != px])
+    st = run.observe(win)
+    px = window_pixels(title)
+    run.act(app, "key ctrl+a", st, [{"type": "key", "keys": "ctrl+a"}], lambda: [window_pixels(title) != px])
+
+
+APPS = {
+    "galculator": lambda r, a, t: galculator(r, a),
+    "kcalc": lambda r, a, t: kcalc(r, a),
+    "featherpad": featherpad,
+    "gnome-text-editor": text_editor,
+    "zenity": lambda r, a, t: zenity(r, a),
+    "lxtask": lambda r, a, t: lxtask(r, a),
+    "qt-spinboxes": lambda r, a, t: qt_spinboxes(r, a),
+    "wine-notepad": lambda r, a, t: wine_notepad(r, a),
+}
+
+
+# ------------------------------------------------------------------ the report
+def matrix(rows: list[dict]) -> str:
+    c = Counter((r["effect"], r["truth"]) for r in rows)
+    lines = ["| reported \\ truth | happened | did not happen |", "|---|---:|---:|"]
+    for e in EFFECTS:
+        lines.append(f"| {e} | {c[(e, True)]} | {c[(e, False)]} |")
+    return "\n".join(lines)
+
+
+def report(run: Run, failures: list[str], strict: bool) -> int:
+    rows = run.rows
+    out = ["# Honesty benchmark (bench/honesty.py)", "",
+           f"{len(rows)} actions over {len({r['app'] for r in rows})} applications, {time.strftime('%Y-%m-%d %H:%M')}", ""]
+    for app in dict.fromkeys(r["app"] for r in rows):
+        mine = [r for r in rows if r["app"] == app]
+        c = Counter((r["effect"], r["truth"]) for r in mine)
+        cells = ", ".join(f"{e} {c[(e, True)]}/{c[(e, False)]}" for e in EFFECTS if c[(e, True)] + c[(e, False)])
+        out.append(f"- {app}: {len(mine)} actions ({cells}; happened/did not)")
+    out += ["", "All:", "", matrix(rows), ""]
+    false_conf = [r for r in rows if r["effect"] == "confirmed" and not r["truth"]]
+    false_none = [r for r in rows if r["effect"] == "no_change" and r["truth"]]
+    unverifiable = sum(r["effect"] == "unverifiable" for r in rows)
+    share = unverifiable / max(len(rows), 1)
+    out.append(f"false confirmed: {len(false_conf)}; false no_change: {len(false_none)}; "
+               f"unverifiable: {unverifiable} ({share:.0%}); errors: {sum(r['effect'] == 'error' for r in rows)}")
+    for r in false_conf + false_none:
+        out.append(f"  FALSE {r['effect']}: {r['app']} / {r['label']}: truth {'happened' if r['truth'] else 'did not'}; "
+                   f"lsm said: {r['evidence'][:200]}")
+    for r in rows:
+        if r["effect"] in ("unverifiable", "error"):
+            out.append(f"  {r['effect']}: {r['app']} / {r['label']} ({'happened' if r['truth'] else 'did not'}): "
+                       f"{r['evidence'][:160]}")
+    for f in failures:
+        out.append(f"  HARNESS: {f}")
+    text = "\n".join(out)
+    print(text)
+    dest = REPO / "target" / "bench"
+    dest.mkdir(parents=True, exist_ok=True)
+    (dest / "honesty.md").write_text(text + "\n")
+    if failures:
+        return 1
+    if strict and (false_conf or false_none or share > 0.10):
+        return 1
+    return 0
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--strict", action="store_true", help="fail on a false claim or > 10 %% unverifiable")
+    ap.add_argument("--only", action="append", help="run only these applications")
+    ap.add_argument("--keep", action="store_true", help="leave the desktop up")
+    args = ap.parse_args()
+    up = bed("up")
+    if up.returncode != 0:
+        print(up.stderr[-2000:])
+        return 1
+    sets, unsets = parse_env(up.stdout)
+    for k in unsets:
+        os.environ.pop(k, None)
+    os.environ.update(sets)
+    tmp = Path(tempfile.mkdtemp(prefix="lsm-honesty-"))
+    apps = Apps(tmp / "home")
+    (tmp / "home").mkdir()
+    failures: list[str] = []
+    s = LsmSession("stdio", env=dict(os.environ, LSM_LOG="warn")).open()
+    run = Run(s)
+    try:
+        for name, fn in APPS.items():
+            if args.only and name not in args.only:
+                continue
+            if name == "wine-notepad" and not shutil.which("wine"):
+                failures.append("wine is not installed: the Win32 part did not run")
+                continue
+            started = time.monotonic()
+            try:
+                fn(run, apps, tmp)
+            except Harness as e:
+                failures.append(f"{name}: {e}")
+            except AssertionError as e:
+                failures.append(f"{name}: {str(e)[:400]}")
+            finally:
+                apps.stop_all()
+                apps.procs.clear()
+            print(f"[{name}: {time.monotonic() - started:.1f} s]", flush=True)
+    finally:
+        s.close()
+        apps.stop_all()
+        if not args.keep:
+            bed("down")
+        shutil.rmtree(tmp, ignore_errors=True)
+    return report(run, failures, args.strict)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
