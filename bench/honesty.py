@@ -367,6 +367,16 @@ def zenity(run: Run, apps: Apps):
     out = {}
     run.act(app, "OK", st, [{"type": "click", "element_id": ok["id"]}],
             lambda: [out.setdefault("r", result(p)) == (0, "Ada")])
+    # An information box: its text clicked (nothing), then OK.
+    p, win = dialog("--info", "--text=Read me", title="honest info")
+    st = fresh(run, win)
+    text = next((e for e in st["elements"] if e["role"] == "label" and "Read me" in e.get("name", "")), None)
+    if text is not None:
+        run.act(app, "info text clicked", st, [{"type": "click", "element_id": text["id"]}],
+                lambda: [p.poll() is not None])
+        st = fresh(run, win)
+    ok = next(e for e in st["elements"] if e["role"] == "push_button" and e.get("name") in ("OK", "_OK"))
+    run.act(app, "info OK", st, [{"type": "click", "element_id": ok["id"]}], lambda: [result(p)[0] == 0])
     # A question answered No (exit status 1).
     p, win = dialog("--question", "--text=Proceed?", title="honest question")
     st = fresh(run, win)
@@ -444,8 +454,14 @@ def qt_spinboxes(run: Run, apps: Apps):
     if len(spins) < 2:
         raise Harness(f"spin boxes: {[(e['role'], e.get('name')) for e in st['elements']]}")
     v0 = values()
-    run.act(app, "set_value 42", st, [{"type": "set_value", "element_id": spins[0]["id"], "value": "42"}],
-            lambda: [42 in values() and values() != v0])
+    run.act(app, "set_value 42 (kept to its range)", st,
+            [{"type": "set_value", "element_id": spins[0]["id"], "value": "42"}],
+            lambda: [values() != v0])
+    st = fresh(run, win)
+    v0 = values()
+    run.act(app, "set_value to what it is", st,
+            [{"type": "set_value", "element_id": spins[0]["id"], "value": str(int(v0[0] or 0))}],
+            lambda: [values() != v0])
     st = fresh(run, win)
     v1 = values()
     run.act(app, "set_value 7 on the second", st, [{"type": "set_value", "element_id": spins[1]["id"], "value": "7"}],

@@ -76,7 +76,12 @@ impl Intent {
     /// Whether pixels are worth reading before the action (to tell `no_change` from a change
     /// only pixels show): not where the backend reads the effect back.
     pub fn wants_pixels(&self) -> bool {
-        matches!(self, Intent::Press { .. } | Intent::Input { .. })
+        // A read-back intent too: when the backend finds the value already there, only elements
+        // and pixels unchanged make that `no_change`.
+        matches!(
+            self,
+            Intent::Press { .. } | Intent::Input { .. } | Intent::ReadBack { .. }
+        )
     }
 }
 
@@ -308,6 +313,14 @@ pub fn restless_areas(elements: &[Element]) -> Vec<Rect> {
         .collect()
 }
 
+/// Whether a box of changed pixels (image pixels at `scale` per logical pixel) is no more than a
+/// text caret blinking: a column at most 2 logical pixels wide and one line of text tall (the
+/// focused field is not always known, the caret of an editor always blinks).
+pub fn caret_blink(r: Rect, scale: f64) -> bool {
+    let s = if scale > 0.0 { scale } else { 1.0 };
+    (r.width as f64) <= 2.0 * s && (r.height as f64) <= 48.0 * s
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -498,6 +511,14 @@ mod tests {
             Some("e0")
         );
         assert_eq!(element_at(&all, Point::new(500, 50)), None);
+    }
+
+    #[test]
+    fn a_caret_is_a_thin_short_column() {
+        assert!(caret_blink(Rect::new(4, 110, 1, 15), 1.0));
+        assert!(caret_blink(Rect::new(4, 110, 4, 30), 2.0));
+        assert!(!caret_blink(Rect::new(4, 110, 3, 15), 1.0));
+        assert!(!caret_blink(Rect::new(4, 110, 1, 200), 1.0));
     }
 
     #[test]

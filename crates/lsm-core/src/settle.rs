@@ -239,7 +239,10 @@ impl LocalGui {
     ) -> (Option<Option<Rect>>, Option<(RgbaImage, f64)>) {
         match self.pixels_of(window_id).await {
             Some(now) => (
-                Some(pixels_changed_outside(&before.image.0, &now.0, before.ignore)),
+                Some(
+                    pixels_changed_outside(&before.image.0, &now.0, before.ignore)
+                        .filter(|r| !crate::effect::caret_blink(*r, before.image.1)),
+                ),
                 Some(now),
             ),
             None => (None, None),

@@ -261,7 +261,14 @@ impl LinuxBackend {
                         })
                     }
                     Some(e) => {
-                        let (_, obj, _) = self.verify(e).await?;
+                        let (_, obj, node) = self.verify(e).await?;
+                        if node.states.iter().any(|s| s == "focused") {
+                            return Ok(with_note(
+                                ActionOutcome::new("atspi_grab_focus")
+                                    .unverified("it already had the focus: nothing changed"),
+                                note,
+                            ));
+                        }
                         if self.atspi()?.grab_focus(&obj).await? {
                             let check = self.await_state(&obj, "focused", STATE_WAIT).await;
                             Ok(with_note(

@@ -406,6 +406,14 @@ impl LinuxBackend {
             return self.set_number(&obj, element, value).await;
         }
         if has("EditableText") {
+            if element.role != "password_text" {
+                if let Ok(Some(now)) = atspi.read_text(&obj).await {
+                    if text_value_taken(value, &now) {
+                        return Ok(ActionOutcome::new("editable_text")
+                            .unverified(format!("the text already was {}: nothing changed", quote(&now))));
+                    }
+                }
+            }
             let said_yes = atspi.set_text(&obj, value).await?;
             if said_yes {
                 match self.await_text(&obj, value, STATE_WAIT).await {
@@ -474,6 +482,12 @@ impl LinuxBackend {
             ))
         })?;
         let before = atspi.read_number(obj).await.ok().flatten();
+        if let Some(b) = before.filter(|b| number_taken(v, *b)) {
+            // Nothing to change: never `confirmed` for an effect that did not happen.
+            return Ok(
+                ActionOutcome::new("value").unverified(format!("the value already was {b}: nothing changed"))
+            );
+        }
         if !atspi.set_numeric_value(obj, v).await? {
             return Err(GuiError::backend(format!(
                 "element {} refused the value",
