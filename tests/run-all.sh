@@ -10,6 +10,7 @@
 #   -> test desktop up -> pytest tests/e2e -> web UI polling benchmark (bench/webui.mjs --short)
 #   -> test desktop down -> GNOME Wayland suite (tests/wayland) -> KDE suite (tests/kde)
 #   -> Wine suite (tests/wine: lsm.exe under Wine)
+#   -> honesty benchmark (bench/honesty.py: reported effects against the truth, own desktop :92)
 #   -> MCP conformance -> summary
 #
 # Every step runs even when an earlier one failed (except what cannot: no e2e without a binary);
@@ -214,6 +215,22 @@ run_step_bench() {
   return "${PIPESTATUS[0]}"
 }
 
+# The honesty benchmark (bench/honesty.py, bench/README.md): every action's reported effect
+# against the truth read outside lsm, on eight applications on a desktop of its own (:92), Wine's
+# notepad among them (so after the wine step, which installs Wine). Prints the matrix; fails only
+# on a harness error (an application that did not start), once retried, never on a false claim
+# (that is for `--strict`, run by hand).
+run_honesty_bench() {
+  local rc attempt
+  for attempt in 1 2; do
+    timeout -k 10 400 "$ROOT/.venv/bin/python" bench/honesty.py 2>&1 | tee "$LOGDIR/honesty-bench.log"
+    rc=${PIPESTATUS[0]}
+    ((rc == 0)) && return 0
+    ((attempt == 1)) && echo ">>> honesty-bench: attempt 1 failed (exit $rc); running it once more"
+  done
+  return "$rc"
+}
+
 # The fuzz targets (property tests, crates/*/tests/prop_*.rs; README "Fuzzing"), each property
 # for LSM_FUZZ_SECS (18 s here: about 3 minutes in all). Same features as the unit step, so
 # nothing is rebuilt. Each property's figures go to $LOGDIR/fuzz-stats.txt.
@@ -258,10 +275,12 @@ if ((build_ok)); then
   step wayland run_wayland
   step kde run_kde
   step wine run_wine
+  step honesty-bench run_honesty_bench
   step conformance bash tests/conformance/run.sh
 else
   note chaos skipped 0; note bench skipped 0; note remote-bench skipped 0; note load-bench skipped 0; note bed skipped 0; note e2e skipped 0
-  note wayland skipped 0; note kde skipped 0; note wine skipped 0; note conformance skipped 0
+  note wayland skipped 0; note kde skipped 0; note wine skipped 0; note honesty-bench skipped 0
+  note conformance skipped 0
   FAILED+=(e2e chaos wayland kde wine conformance)
 fi
 bed_down

@@ -207,6 +207,25 @@ pub fn only_momentary(effect: &Changes, intent: &Intent, before: &[Element]) -> 
             .all(|c| c.id == t && c.name_was.is_none() && c.value.is_none() && c.bounds.is_none())
 }
 
+/// Whether the action's target is a control of a momentary role whose own states differ from
+/// before the action (`all`: every change, passing states included): it may still be showing
+/// its pressed look, and the next action waits until that is over (galculator ignores a key
+/// pressed while another still looks pressed).
+pub fn target_in_motion(all: &Changes, intent: &Intent, before: &[Element]) -> bool {
+    let Some(t) = intent.target() else {
+        return false;
+    };
+    let momentary = before
+        .iter()
+        .find(|e| e.id == t)
+        .is_some_and(|e| MOMENTARY_ROLES.contains(&e.role.as_str()));
+    momentary
+        && all
+            .changed
+            .iter()
+            .any(|c| c.id == t && !(c.states_on.is_empty() && c.states_off.is_empty()))
+}
+
 /// `effect` less the state changes that undo the ones the action before made (`previous`, its
 /// raw changes): a key released after its 100 ms "pressed" look is the end of the previous
 /// action's reaction, never the effect of this one.
@@ -301,16 +320,6 @@ pub fn judge(read_back: &ReadBack, seen: &Seen) -> (Effect, String) {
         ),
         Seen::Nothing(w) => (Effect::Unverifiable, w.clone()),
     }
-}
-
-/// Boxes of `elements` where pixels change on their own and say nothing of an action: the
-/// caret of a focused text field blinks.
-pub fn restless_areas(elements: &[Element]) -> Vec<Rect> {
-    elements
-        .iter()
-        .filter(|e| e.states.iter().any(|s| s == "focused") && takes_text(&e.role, &e.states))
-        .filter_map(|e| e.bounds)
-        .collect()
 }
 
 /// Whether a box of changed pixels (image pixels at `scale` per logical pixel) is no more than a
@@ -519,14 +528,5 @@ mod tests {
         assert!(caret_blink(Rect::new(4, 110, 4, 30), 2.0));
         assert!(!caret_blink(Rect::new(4, 110, 3, 15), 1.0));
         assert!(!caret_blink(Rect::new(4, 110, 1, 200), 1.0));
-    }
-
-    #[test]
-    fn a_focused_text_field_is_restless() {
-        let all = [
-            el("e1", "text", &["focused", "editable"], None),
-            el("e2", "push_button", &["focused"], None),
-        ];
-        assert_eq!(restless_areas(&all).len(), 1);
     }
 }

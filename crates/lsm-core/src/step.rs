@@ -9,7 +9,7 @@
 use crate::action::{ActionResult, ActionSpec, Where};
 use crate::changes::{element_changes, pixels_changed_outside, window_changes, Changes, Effect};
 use crate::effect::{
-    effect_changes, element_at, judge, only_momentary, restless_areas, without_reverts, Intent, ReadBack,
+    effect_changes, element_at, judge, only_momentary, target_in_motion, without_reverts, Intent, ReadBack,
     Seen, PERSIST,
 };
 use crate::geometry::Rect;
@@ -17,7 +17,6 @@ use crate::model::{Element, WindowInfo};
 use crate::output::{ActionOutput, ActionRequest, ObserveAfter, StateRequest};
 use crate::service::LocalGui;
 use crate::settle::{PixelsBefore, Probe, SettleJob, Settled, Shows};
-use crate::space::Space;
 use crate::state::Observation;
 use crate::RgbaImage;
 use std::sync::Arc;
@@ -42,7 +41,6 @@ pub(crate) struct Judging {
     /// What the next action is judged against: the last settled observation.
     elements: Vec<Element>,
     windows: Option<Vec<WindowInfo>>,
-    space: Space,
     /// The window's pixels right before the current action, where they are compared.
     pixels: Option<(RgbaImage, f64)>,
     /// The last settled observation.
@@ -89,25 +87,6 @@ fn intent_of(spec: &ActionSpec, elements: &[Element]) -> Intent {
         },
         ActionSpec::Wait { .. } => Intent::Wait,
     }
-}
-
-/// Observation-space boxes as boxes of an image of `w x h` pixels laid over the space.
-fn to_image(space: &Space, boxes: &[Rect], w: u32, h: u32) -> Vec<Rect> {
-    let area = space.area();
-    let (sx, sy) = (
-        w as f64 / area.width.max(1) as f64,
-        h as f64 / area.height.max(1) as f64,
-    );
-    boxes
-        .iter()
-        .map(|r| {
-            let x0 = (r.x as f64 * sx).floor() as i32;
-            let y0 = (r.y as f64 * sy).floor() as i32;
-            let x1 = ((r.x + r.width) as f64 * sx).ceil() as i32;
-            let y1 = ((r.y + r.height) as f64 * sy).ceil() as i32;
-            Rect::new(x0, y0, x1 - x0, y1 - y0)
-        })
-        .collect()
 }
 
 /// An image-pixel box in the window's logical pixels.
@@ -157,7 +136,6 @@ impl LocalGui {
             first_elements,
             first_windows: shown.and_then(|s| s.windows.clone()),
             windows: shown.and_then(|s| s.windows.clone()),
-            space: obs.space,
             pixels: None,
             last: None,
             previous: Changes::default(),
@@ -231,10 +209,9 @@ impl LocalGui {
         let effect_known = matches!(read_back, ReadBack::Effect(_))
             || matches!(intent, Intent::Hover | Intent::ReadBack { .. });
         let previous = std::mem::take(&mut j.previous);
-        let ignore: Vec<Rect> = match &j.pixels {
-            Some((img, _)) => to_image(&j.space, &restless_areas(&j.elements), img.width, img.height),
-            None => Vec::new(),
-        };
+        // Nothing is left out of the comparison but a caret's blink (see `caret_blink`): masking
+        // the focused field would hide a selection or an edit in an editor that fills the window.
+        let ignore: Vec<Rect> = Vec::new();
         let before_elements = j.elements.clone();
         let before_windows = j.windows.clone();
         let complete = j.complete;
@@ -263,7 +240,9 @@ impl LocalGui {
             let effect = without_reverts(effect_changes(&all, &intent, &before_elements), &previous);
             if effect.is_empty() {
                 Shows::No
-            } else if only_momentary(&effect, &intent, &before_elements) {
+            } else if only_momentary(&effect, &intent, &before_elements)
+                || target_in_motion(&all, &intent, &before_elements)
+            {
                 Shows::IfStillThereAfter(PERSIST)
             } else {
                 Shows::Yes
