@@ -128,6 +128,51 @@ pub fn is_bare_container(e: &Element) -> bool {
         && notable_states(e).is_empty()
 }
 
+/// [`is_bare_container`] for an object as a backend reads it (raw states), before it becomes an
+/// element: the walks decide by it how deep an object stands.
+pub fn folds_raw(
+    role: &str,
+    name: &str,
+    actions: &[String],
+    value: Option<&str>,
+    raw_states: &[String],
+) -> bool {
+    let e = Element {
+        id: String::new(),
+        role: role.to_string(),
+        name: name.to_string(),
+        description: String::new(),
+        value: value.map(str::to_string),
+        states: element_states(role, raw_states),
+        actions: actions.to_vec(),
+        bounds: None,
+        summary: None,
+        parent: None,
+    };
+    is_bare_container(&e)
+}
+
+/// How deep the children of an object at `depth` stand: depth counts what a model sees, so the
+/// children of a container that observations leave out stand where it stands.
+pub fn child_depth(depth: u32, folds: bool) -> u32 {
+    if folds {
+        depth
+    } else {
+        depth + 1
+    }
+}
+
+/// Whether a walk asks for the children of an object at `depth` under `max_depth`: one level
+/// more than may be kept, since whether the object folds is known only once it is read.
+pub fn may_read_children(depth: u32, max_depth: u32) -> bool {
+    depth <= max_depth
+}
+
+/// Whether the children of an object at `depth` are kept under `max_depth`.
+pub fn keeps_children(depth: u32, max_depth: u32, folds: bool) -> bool {
+    child_depth(depth, folds) <= max_depth
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -197,5 +242,24 @@ mod tests {
         e.name.clear();
         e.role = "push_button".into();
         assert!(!is_bare_container(&e));
+    }
+
+    #[test]
+    fn folded_containers_use_up_no_depth() {
+        let panel = folds_raw("panel", "", &[], None, &v(&["enabled", "showing"]));
+        assert!(panel);
+        assert!(!folds_raw("panel", "Settings", &[], None, &v(&["enabled"])));
+        assert!(!folds_raw("push_button", "", &[], None, &v(&["enabled"])));
+        assert_eq!(child_depth(3, true), 3);
+        assert_eq!(child_depth(3, false), 4);
+        // Ten nested unnamed panels around a field do not use up a depth of 2.
+        let mut depth = 1;
+        for _ in 0..10 {
+            assert!(may_read_children(depth, 2) && keeps_children(depth, 2, true));
+            depth = child_depth(depth, true);
+        }
+        assert!(keeps_children(depth, 2, false));
+        assert!(!keeps_children(2, 2, false));
+        assert!(may_read_children(2, 2) && !may_read_children(3, 2));
     }
 }

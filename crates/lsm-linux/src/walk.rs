@@ -591,7 +591,11 @@ impl Atspi {
         let flavor = Flavor::of(&toolkit, &version);
         tracing::debug!("walk of {root}: set up in {:?}", started.elapsed());
         let coords = opts.coords;
-        let want = |depth: u32, budget: usize| (depth < opts.max_depth).then_some(budget.max(1));
+        // Depth counts what the model sees (`lsm_core::states::child_depth`): the children of a
+        // node at the last level are asked for too, and kept only if the node is folded away.
+        let want = |depth: u32, budget: usize| {
+            lsm_core::states::may_read_children(depth, opts.max_depth).then_some(budget.max(1))
+        };
 
         // The root first (never pruned), with the application's whole cache in parallel.
         let first = async {
@@ -667,6 +671,8 @@ impl Atspi {
             kids: Vec::new(),
         });
 
+        // Where max_depth cut (the first few objects whose children were not read).
+        let mut depth_cut_at: Vec<String> = Vec::new();
         let mut in_flight = FuturesUnordered::new();
         loop {
             while in_flight.len() < WALK_CONCURRENCY && slots.len() + in_flight.len() < max {
@@ -728,16 +734,29 @@ impl Atspi {
             let idx = slots.len();
             let mut node = fetched.node;
             node.depth = depth;
-            if depth >= opts.max_depth && node.child_count > 0 {
+            let folds = lsm_core::states::folds_raw(
+                &node.role,
+                &node.name,
+                &node.actions,
+                node.value.as_deref(),
+                &node.states,
+            );
+            let mut children = fetched.children;
+            if !lsm_core::states::keeps_children(depth, opts.max_depth, folds) && node.child_count > 0 {
                 skipped.beyond_depth += node.child_count as usize;
+                if depth_cut_at.len() < 3 {
+                    depth_cut_at.push(format!("{} {:?}", node.role, node.name));
+                }
                 node.summary = Some(depth_summary(node.child_count, opts.max_depth));
+                children.clear();
             }
             budget_cut += fetched.cut;
             skipped.not_loaded += fetched.not_loaded;
             skipped.searched += fetched.searched;
             skipped.unsearched += fetched.unsearched;
-            for (i, kid) in fetched.children.into_iter().enumerate() {
-                pending.push_back((kid, idx, i, depth + 1, fetched.child_clip));
+            let kid_depth = lsm_core::states::child_depth(depth, folds);
+            for (i, kid) in children.into_iter().enumerate() {
+                pending.push_back((kid, idx, i, kid_depth, fetched.child_clip));
             }
             slots.push(Slot {
                 node,
@@ -765,8 +784,12 @@ impl Atspi {
         }
         if reason.is_none() && skipped.beyond_depth > 0 {
             reason = Some(format!(
-                "max_depth ({}) reached; {} children of the deepest objects were not read",
-                opts.max_depth, skipped.beyond_depth
+                "max_depth ({}) reached; {} children of the deepest objects were not read (below {}{}): \
+                 ask again with a larger max_depth, or observe with a query",
+                opts.max_depth,
+                skipped.beyond_depth,
+                depth_cut_at.join(", "),
+                if depth_cut_at.len() == 3 { ", ..." } else { "" }
             ));
         }
         if reason.is_none() && skipped.unsearched > 0 {

@@ -70,12 +70,18 @@ pub fn walk<T: UiaTree>(tree: &mut T, limits: &WalkLimits) -> Result<Walked<T::N
     let (mut hidden, mut failed, mut not_opened, mut unread) = (0usize, 0usize, 0usize, 0usize);
     let mut reason: Option<String> = None;
     while let Some(idx) = to_open.pop_front() {
+        // Depth counts what the model sees: the children of a container that observations
+        // leave out stand where it stands (`lsm_core::states::child_depth`).
         let depth = slots[idx].element.depth;
-        if depth >= limits.max_depth {
-            not_opened += 1 + to_open.len();
-            to_open.clear();
-            break;
+        let folds = {
+            let e = &slots[idx].element;
+            lsm_core::states::folds_raw(&e.role, &e.name, &e.actions, e.value.as_deref(), &e.states)
+        };
+        if !lsm_core::states::keeps_children(depth, limits.max_depth, folds) {
+            not_opened += 1;
+            continue;
         }
+        let kid_depth = lsm_core::states::child_depth(depth, folds);
         if Instant::now() >= limits.deadline {
             reason = Some(format!(
                 "deadline reached after {} elements; narrow the request or raise the time limit",
@@ -109,7 +115,7 @@ pub fn walk<T: UiaTree>(tree: &mut T, limits: &WalkLimits) -> Result<Walked<T::N
             }
             let child = slots.len();
             slots.push(Slot {
-                element: props.to_raw(Some(idx), depth + 1, limits.frame, limits.dpi),
+                element: props.to_raw(Some(idx), kid_depth, limits.frame, limits.dpi),
                 node,
                 kids: Vec::new(),
             });
