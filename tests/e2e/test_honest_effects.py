@@ -300,3 +300,19 @@ def test_gtk2_toolbar_button_that_changes_only_pixels_is_no_no_change(ensure_app
     if res["effect"] == "unverifiable":
         assert "pixels changed" in res["unverified"], res
     stop_app("gpicview")
+
+
+def test_qt_depth_counts_what_the_model_sees(ensure_app, lsm_stdio):
+    """Part 8: Qt nests its fields in unnamed layout panels (the standard dialogs example's check
+    boxes are 6 AT-SPI levels down, 3 of them bare panels). Folded containers use up no depth,
+    and a cut says which limit and where."""
+    s = lsm_stdio
+    ensure_app("qt5-dialogs")
+    win = find_window(s, title="Standard Dialogs", timeout=20)
+    st = qt_page(s, win, "Font Dialog")
+    boxes = [e for e in observe(s, win, max_depth=3)["elements"] if e["role"] == "check_box"]
+    assert any(e.get("name") == "Show scalable fonts" for e in boxes), boxes
+    cut = observe(s, win, max_depth=2)
+    assert cut["truncated"] and "max_depth (2)" in cut["truncated_reason"], cut.get("truncated_reason")
+    assert "below" in cut["truncated_reason"], cut["truncated_reason"]
+    assert st["elements"]
