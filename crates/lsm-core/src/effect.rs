@@ -184,6 +184,11 @@ const MOMENTARY_ROLES: &[&str] = &["toggle_button", "push_button"];
 /// animateClick 100 ms).
 pub const PERSIST: std::time::Duration = std::time::Duration::from_millis(130);
 
+/// Whether a control of this role may show a state only for a moment (see `MOMENTARY_ROLES`).
+pub fn momentary_role(role: &str) -> bool {
+    MOMENTARY_ROLES.contains(&role)
+}
+
 /// Whether `effect` (already without passing states) is nothing but a state change of the
 /// action's target whose role may show it only for a moment: then it counts only if it is still
 /// there [`PERSIST`] after the action.

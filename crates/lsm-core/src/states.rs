@@ -246,10 +246,10 @@ mod tests {
 
     #[test]
     fn folded_containers_use_up_no_depth() {
-        let panel = folds_raw("panel", "", &[], None, &v(&["enabled", "showing"]));
-        assert!(panel);
-        assert!(!folds_raw("panel", "Settings", &[], None, &v(&["enabled"])));
-        assert!(!folds_raw("push_button", "", &[], None, &v(&["enabled"])));
+        let usual = v(&["enabled", "sensitive", "showing", "visible"]);
+        assert!(folds_raw("panel", "", &[], None, &usual));
+        assert!(!folds_raw("panel", "Settings", &[], None, &usual));
+        assert!(!folds_raw("push_button", "", &[], None, &usual));
         assert_eq!(child_depth(3, true), 3);
         assert_eq!(child_depth(3, false), 4);
         // Ten nested unnamed panels around a field do not use up a depth of 2.

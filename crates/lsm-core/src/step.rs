@@ -323,13 +323,18 @@ impl LocalGui {
         };
         let (effect, mut text) = judge(&read_back, &seen);
         if let (Effect::Confirmed, Some(h), Seen::Elements { effect: changes, .. }) = (effect, &hint, &seen) {
-            // The backend's read-back of the control's own state says it best, once that state
-            // has lasted (it is in the settled observation's changes).
+            // The backend's read-back says it best: that of a control whose states do not come
+            // and go (a cell selected, a menu item that opened its dialog) as it is; that of a
+            // button or toggle button once its change is in the settled observation.
             let target = intent.target();
             let lasting = changes.changed.iter().any(|c| {
                 Some(c.id.as_str()) == target && !(c.states_on.is_empty() && c.states_off.is_empty())
             });
-            if press && lasting {
+            let steady = before_elements
+                .iter()
+                .find(|e| Some(e.id.as_str()) == target)
+                .is_some_and(|e| !crate::effect::momentary_role(&e.role));
+            if press && (lasting || steady) {
                 text = h.clone();
             }
         }
