@@ -189,8 +189,12 @@ impl Atspi {
         // A row and a column of margin on each side (partly shown at the edges; LibreOffice's
         // probed points can land a row low, see `CoordRule`).
         let (r0, c0) = ((r0 - 1).max(0), (c0 - 1).max(0));
-        let r1 = (r1 as i64 + 1).min(rows - 1).min(r0 as i64 + MAX_GRID_ROWS as i64 - 1);
-        let c1 = (c1 as i64 + 1).min(cols - 1).min(c0 as i64 + MAX_GRID_COLUMNS as i64 - 1);
+        let r1 = (r1 as i64 + 1)
+            .min(rows - 1)
+            .min(r0 as i64 + MAX_GRID_ROWS as i64 - 1);
+        let c1 = (c1 as i64 + 1)
+            .min(cols - 1)
+            .min(c0 as i64 + MAX_GRID_COLUMNS as i64 - 1);
         let mut indices = Vec::new();
         for r in r0 as i64..=r1 {
             for c in c0 as i64..=c1 {
