@@ -8,7 +8,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from conftest import ensure_app, run_probe
+from conftest import bed, ensure_app, run_probe
 from gui_flow import act, center, element, find_window, observe, wait_for
 
 
@@ -32,7 +32,15 @@ def test_gtk4_element_click_then_coordinate_click_keep_their_order(lsm):
     """GTK 4 emits `clicked` ~250 ms after its accessible action returns: [click "9" by id,
     click at the centre of "1"] must give 91, each click confirmed by its own change (issue 22)."""
     ensure_app("gnome-calculator", "gnome-calculator")
-    win = find_window(lsm, app="gnome-calculator", timeout=20)
+    try:
+        _calculator_in_order(lsm)
+    finally:
+        # The Qt example's window is called "Calculator" too.
+        bed("stop-app", "gnome-calculator")
+
+
+def _calculator_in_order(lsm):
+    win = next(w for w in lsm.call_ok("gui_list", {})["windows"] if w["app"] == "Calculator")
 
     def display() -> str:
         nodes = run_probe("gnome-calculator", flat=True, extents=False) or []
