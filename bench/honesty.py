@@ -485,7 +485,7 @@ def wine_notepad(run: Run, apps: Apps):
     prefix = Path(BED_DIR) / "wineprefix"
     apps.start("wine", "notepad", env={"WINEPREFIX": str(prefix), "WINEDEBUG": "-all",
                                        "WINEDLLOVERRIDES": "mscoree,mshtml=;winedbg.exe=d"})
-    win = run.window("Notepad", timeout=90)
+    win = run.window("Notepad", timeout=150)  # a fresh Wine prefix is made first
     title = win["title"]
     st = run.observe(win)
     px = window_pixels(title)

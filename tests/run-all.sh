@@ -223,7 +223,7 @@ run_step_bench() {
 run_honesty_bench() {
   local rc attempt
   for attempt in 1 2; do
-    timeout -k 10 400 "$ROOT/.venv/bin/python" bench/honesty.py 2>&1 | tee "$LOGDIR/honesty-bench.log"
+    timeout -k 10 480 "$ROOT/.venv/bin/python" bench/honesty.py 2>&1 | tee "$LOGDIR/honesty-bench.log"
     rc=${PIPESTATUS[0]}
     ((rc == 0)) && return 0
     ((attempt == 1)) && echo ">>> honesty-bench: attempt 1 failed (exit $rc); running it once more"
