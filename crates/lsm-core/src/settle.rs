@@ -353,10 +353,18 @@ impl LocalGui {
             }
             // Walk again once the events stopped for a moment, or now and then while waiting
             // for an effect that may send no event.
+            // A look that had to last: no event came since the last walk began, so that walk is
+            // still the window as it is, and the look has lasted (its end would be an event).
+            if !seen && !stale && look_again.is_some_and(|at| waited >= at) {
+                let (now_seen, again) = seen_now((job.effect)(&last), actions_end.elapsed());
+                seen = now_seen;
+                look_again = again;
+                continue;
+            }
             let rewalk = if stale {
                 since_last >= REWALK_AFTER
             } else {
-                !seen && (walk_began.elapsed() >= SLOW_POLL || look_again.is_some_and(|at| waited >= at))
+                !seen && walk_began.elapsed() >= SLOW_POLL
             };
             if rewalk {
                 walk_began = Instant::now();
