@@ -72,6 +72,17 @@ def wait(fn: Callable, timeout: float = 20.0, what: str = "condition", interval:
         time.sleep(interval)
 
 
+def within(fn: Callable, timeout: float = 3.0, interval: float = 0.1) -> bool:
+    """Whether `fn()` comes true within `timeout` (a truth that may take a moment to show)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        if fn():
+            return True
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(interval)
+
+
 class Apps:
     """Applications started on the benchmark's desktop, stopped at the end."""
 
@@ -83,7 +94,7 @@ class Apps:
         e = dict(os.environ, HOME=str(self.home), XDG_CONFIG_HOME=str(self.home / ".config"))
         e.update(env or {})
         p = subprocess.Popen(list(cmd), env=e, stdout=stdout, stderr=subprocess.DEVNULL, text=True,
-                             start_new_session=True)
+                             start_new_session=True, cwd=self.home)
         self.procs.append(p)
         return p
 
@@ -139,6 +150,11 @@ class Run:
                                        "actions": actions})
         time.sleep(settle_after)
         facts = truth()
+        if os.environ.get("LSM_HONESTY_DEBUG"):
+            sc = r.structured_content or {}
+            print(f"  {app} / {label}: truth {facts}; lsm: "
+                  f"{[(x.get('effect'), (x.get('evidence') or x.get('unverified') or '')[:90]) for x in sc.get('results', [])] or sc.get('error')}",
+                  flush=True)
         if len(facts) != len(actions):
             raise Harness(f"{app} {label}: truth gave {len(facts)} answers for {len(actions)} actions")
         if r.is_error:
@@ -167,6 +183,17 @@ class Run:
         return out
 
     last_elements: dict[str, list[dict]] = {}
+
+    def mark(self) -> int:
+        return len(self.rows)
+
+    def amend(self, row: int, fact: bool, why: str) -> None:
+        """A later reading of the truth for an earlier action (a setting saved when a dialog
+        closed, a file written): the action happened only if this holds too."""
+        r = self.rows[row]
+        if r["truth"] and not fact:
+            r["truth"] = False
+            r["label"] += f" (later: {why})"
 
 
 def fresh(run: Run, win: dict) -> dict:
@@ -267,47 +294,159 @@ def kcalc(run: Run, apps: Apps):
     step("key F12 (no binding)", ["key:F12"], lambda b, a: [a != b])
 
 
+def pixels_changed(before: bytes, after: bytes, min_pixels: int = 40) -> bool:
+    """More than a caret's blink of the window's pixels differ (RGBA buffers of one window)."""
+    if len(before) != len(after):
+        return True
+    n = 0
+    for i in range(0, len(before), 4):
+        if before[i:i + 3] != after[i:i + 3]:
+            n += 1
+            if n > min_pixels:
+                return True
+    return False
+
+
+def showing(app: str, name: str, role: str) -> bool:
+    return any(n["name"] == name and n["role"] == role and "showing" in n["states"] for n in flat(app))
+
+
 def featherpad(run: Run, apps: Apps, tmp: Path):
+    """FeatherPad (Qt 5): its side pane (a list whose click switches the document), its own file
+    dialog (opened and closed by deferred Qt presses, a file picked in its view), typing and a
+    ctrl+s judged by the file on disk, Preferences: check box, a page tab, spin boxes (one
+    disabled), judged by what the application did and by the fp.conf it writes on Close."""
     app = "FeatherPad"
-    apps.start("featherpad", "--standalone")
-    win = run.window("Untitled")
-    body = lambda: text_of_role(app, "text", editable=True)  # noqa: E731
+    docs = {n: apps.home / f"{n}.txt" for n in ("alpha", "beta", "gamma")}
+    for n, f in docs.items():
+        f.write_text(f"{n}\n")
+    apps.start("featherpad", "--standalone", str(docs["alpha"]), str(docs["beta"]))
+    win = run.window("alpha.txt")  # the first file is the current one
+
+    def title() -> str:
+        return next((t for t in wm_titles() if any(f"{n}.txt" in t for n in docs)), "")
+
+    def gone(t: str, timeout: float = 3.0) -> bool:
+        return within(lambda: t not in wm_titles(), timeout)
+
+    def appears(t: str, timeout: float = 3.0) -> bool:
+        return within(lambda: t in wm_titles(), timeout)
+
+    def click(st, name, role, label, truth, **kw):
+        run.act(app, label, st, [{"type": "click", "element_id": run.element(st, name, role)["id"]}], truth, **kw)
+
+    def body() -> str:  # the editor of the document shown
+        return next((n.get("text") or "" for n in flat(app) if n["role"] == "text" and "multi line" in n["states"]
+                     and "editable" in n["states"] and "showing" in n["states"]), "")
+    # The side pane: a list of the documents; an item click must switch the document (the title).
     st = fresh(run, win)
-    editor = next(e for e in st["elements"] if e["role"] == "text" and "multi_line" in e.get("states", []))
-    run.act(app, "type", st, [{"type": "type", "element_id": editor["id"], "text": "honest pad"}],
-            lambda: ["honest pad" in body()])
+    click(st, "Side-Pane", "push_button", "Side-Pane button", lambda: [showing(app, "alpha.txt", "list item")])
     st = fresh(run, win)
-    before = body()
-    run.act(app, "Undo", st, [{"type": "click", "element_id": run.element(st, "Undo", "push_button")["id"]}],
-            lambda: [body() != before])
+    items = [e for e in st["elements"] if e["role"] == "list_item" and e.get("name") == "beta.txt"]
+    if not items:
+        raise Harness(f"no beta.txt in the side pane: {[(e['role'], e.get('name')) for e in st['elements']][:80]}")
+    run.act(app, "side pane item beta.txt", st, [{"type": "click", "element_id": items[0]["id"]}],
+            lambda: [within(lambda: "beta.txt" in title(), 1.0)])
     st = fresh(run, win)
-    before = body()
-    run.act(app, "Redo", st, [{"type": "click", "element_id": run.element(st, "Redo", "push_button")["id"]}],
-            lambda: [body() != before])
+    t0 = title()
+    items = [e for e in st["elements"] if e["role"] == "list_item" and e.get("name") == "beta.txt"]
+    run.act(app, "side pane item beta.txt again (current)", st, [{"type": "click", "element_id": items[0]["id"]}],
+            lambda: [title() != t0])
+    # Its own file dialog (the native one is asked for, Qt's widget dialog is what there is here).
     st = fresh(run, win)
-    before = body()
-    run.act(app, "Reload (disabled)", st,
-            [{"type": "click", "element_id": run.element(st, "Reload", "push_button")["id"]}],
-            lambda: [body() != before])
-    st = fresh(run, win)
-    titles = set(wm_titles())
-    run.act(app, "ctrl+s opens Save", st, [{"type": "key", "keys": "ctrl+s"}],
-            lambda: [bool(set(wait(lambda: set(wm_titles()) - titles or None, 5, "a save dialog")))],
-            settle_after=0.2)
-    dialog = run.window("Save as")
-    target = tmp / "featherpad-honest.txt"
+    click(st, "Open", "push_button", "Open button (deferred Qt press)", lambda: [appears("Open file...")])
+    dialog = run.window("Open file...")
+    # The dialog lists the folder on its own after it opened: wait for that before acting.
+    wait(lambda: any(n["name"] == "gamma.txt" and "showing" in n["states"] for n in flat(app)), 10,
+         "gamma.txt listed in the file dialog")
+    time.sleep(0.5)
     dst = fresh(run, dialog)
-    name = next((e for e in dst["elements"] if e["role"] == "text" and "editable" in e.get("states", [])), None)
-    if name is None:
-        raise Harness("no file name field in FeatherPad's save dialog")
-    run.act(app, "file name typed, Return", dst,
-            [{"type": "focus", "element_id": name["id"]}, {"type": "key", "keys": "ctrl+a"},
-             {"type": "type", "text": str(target)}, {"type": "key", "keys": "Return"}],
-            lambda: [True, True, True, wait(lambda: target.exists(), 5, "the saved file") is True])
+    name_field = lambda: next((n.get("text") or "" for n in flat(app) if n["role"] == "text"  # noqa: E731
+                               and n["name"] == "File name:"), "")
+    look_in = lambda: [(n["name"], n.get("text")) for n in flat(app) if n["role"] in ("combo box", "text")]  # noqa: E731
+    l0 = look_in()
+    click(dst, "Forward", "push_button", "dialog's Forward (disabled: no history)",
+          lambda: [look_in() != l0 or "Open file..." not in wm_titles()])
+    dst = fresh(run, dialog)
+    cells = [e for e in dst["elements"] if e.get("name") == "gamma.txt"]
+    if not cells:
+        raise Harness(f"no gamma.txt in the file dialog: {[(e['role'], e.get('name')) for e in dst['elements']][:80]}")
+    run.act(app, "file gamma.txt clicked in the view", dst, [{"type": "click", "element_id": cells[0]["id"]}],
+            lambda: [name_field() == "gamma.txt"])
+    dst = fresh(run, dialog)
+    click(dst, "Open", "push_button", "dialog's Open (closes it)",
+          lambda: [gone("Open file...") and within(lambda: "gamma.txt" in title())])
+    # Typing and ctrl+s: the file on disk.
     st = fresh(run, win)
-    before = body()
+    run.act(app, "type", st, [{"type": "type", "text": "honest "}], lambda: ["honest" in body()])
+    st = fresh(run, win)
+
+    def saved() -> bool:
+        return within(lambda: "honest" in docs["gamma"].read_text())
+    run.act(app, "ctrl+s saves the file", st, [{"type": "key", "keys": "ctrl+s"}], lambda: [saved()])
+    st = fresh(run, win)
+    before, t0, disk = body(), title(), docs["gamma"].read_text()
     run.act(app, "key ctrl+shift+F11 (no binding)", st, [{"type": "key", "keys": "ctrl+shift+F11"}],
-            lambda: [body() != before])
+            lambda: [body() != before or title() != t0 or docs["gamma"].read_text() != disk])
+    # Preferences, from the Options menu.
+    st = fresh(run, win)
+    click(st, "Options", "menu_item", "Options menu", lambda: [showing(app, "Preferences", "menu item")])
+    st = fresh(run, win)
+    click(st, "Preferences", "menu_item", "Preferences item", lambda: [appears("Preferences")])
+    pref = run.window("Preferences")
+    conf = apps.home / ".config" / "featherpad" / "fp.conf"
+
+    def spin_values() -> list:
+        return [(n.get("value") or {}).get("current") for n in flat(app) if n["role"] == "spin button"]
+    pst = fresh(run, pref)
+    spins = [e for e in pst["elements"] if e["role"] == "spin_button"]
+    disabled = next((e for e in spins if "disabled" in e.get("states", [])), None)
+    if disabled is not None:
+        v0 = spin_values()
+        run.act(app, "set_value on a disabled spin box (Qt takes it: the value is saved)", pst,
+                [{"type": "set_value", "element_id": disabled["id"], "value": "900"}],
+                lambda: [spin_values() != v0])
+        row_disabled = run.mark() - 1
+        pst = fresh(run, pref)
+    status = lambda: any(n["role"] == "label" and (n["name"] or "").startswith("Position:") for n in flat(app))  # noqa: E731
+    click(pst, "Show cursor position on status bar", "check_box", "check box: cursor position on the status bar",
+          lambda: [status()])
+    row_cursor = run.mark() - 1
+    pst = fresh(run, pref)
+
+    def pref_state() -> list:
+        return [(n["role"], n["name"], "checked" in n["states"], (n.get("value") or {}).get("current"))
+                for n in flat(app) if n["role"] in ("check box", "radio button", "spin button", "combo box")]
+    s0 = pref_state()
+    click(pst, "Tab position: ", "label", "a label clicked", lambda: [pref_state() != s0])
+    pst = fresh(run, pref)
+    tabs = [e for e in pst["elements"] if e["role"] == "page_tab" and "File" in e.get("name", "")]
+    if not tabs:
+        raise Harness(f"no File page tab: {[(e['role'], e.get('name')) for e in pst['elements'] if e['role'] == 'page_tab']}")
+    recent = lambda: next(((n.get("value") or {}).get("current") for n in flat(app)  # noqa: E731
+                           if n["role"] == "spin button" and n["name"] == "File Management"
+                           and "showing" in n["states"]), None)
+    run.act(app, "page tab File Management", pst, [{"type": "click", "element_id": tabs[0]["id"]}],
+            lambda: [recent() is not None])
+    pst = fresh(run, pref)
+    spin = next((e for e in pst["elements"] if e["role"] == "spin_button" and e.get("name") == "File Management"
+                 and "disabled" not in e.get("states", [])), None)
+    if spin is None:
+        raise Harness("no 'Number of recent files' spin box")
+    run.act(app, "set_value 5 on recent files (spin box)", pst,
+            [{"type": "set_value", "element_id": spin["id"], "value": "5"}], lambda: [recent() == 5])
+    row_recent = run.mark() - 1
+    pst = fresh(run, pref)
+    click(pst, "Close", "push_button", "Preferences' Close (deferred Qt press)",
+          lambda: [gone("Preferences") and within(conf.exists)])
+    text = conf.read_text() if conf.exists() else ""
+    if os.environ.get("LSM_HONESTY_DEBUG"):
+        print("  fp.conf:", [ln for ln in text.splitlines() if ln.split("=")[0] in ("startSize", "showCursorPos", "recentFilesNumber")])
+    run.amend(row_cursor, "showCursorPos=true" in text, "fp.conf has no showCursorPos=true")
+    if disabled is not None:  # the start size is kept only where "remember the size" is off
+        run.amend(row_disabled, "900" in next((ln for ln in text.splitlines() if ln.startswith("startSize=")), ""),
+                  "fp.conf's startSize is not 900")
+    run.amend(row_recent, "recentFilesNumber=5" in text, "fp.conf has no recentFilesNumber=5")
 
 
 def text_editor(run: Run, apps: Apps, tmp: Path):
