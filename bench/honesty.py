@@ -550,6 +550,74 @@ def zenity(run: Run, apps: Apps):
     run.act(app, "OK", st, [{"type": "click", "element_id": ok["id"]}], lambda: [result(p) == (0, "banana")])
 
 
+def zenity_more(run: Run, apps: Apps):
+    """zenity (GTK 3): a save dialog (its OK disabled until a name is typed, then it closes and
+    zenity prints the path) and a read-only text with a check box that enables OK."""
+    app = "zenity"
+
+    def dialog(*args: str, title: str):
+        p = apps.start("zenity", *args, f"--title={title}", stdout=subprocess.PIPE)
+        return p, run.window(title)
+
+    def result(p: subprocess.Popen) -> tuple[int | None, str]:
+        try:
+            out, _ = p.communicate(timeout=5)
+        except subprocess.TimeoutExpired:
+            return None, ""
+        return p.returncode, out.strip()
+
+    def still_there(p: subprocess.Popen, title: str) -> bool:
+        time.sleep(0.5)
+        return p.poll() is None and title in wm_titles()
+
+    def ok_button(st: dict) -> dict:
+        return next(e for e in st["elements"] if e["role"] == "push_button" and e.get("name") in ("OK", "_OK", "Save", "_Save"))
+
+    target = apps.home / "zenity-saved.txt"
+    p, win = dialog("--file-selection", "--save", f"--filename={apps.home}/", title="honest save")
+    wait(lambda: any(n["role"] == "push button" and n["name"] in ("OK", "_OK") for n in flat(app)), 10, "the save dialog's OK")
+    st = fresh(run, win)
+    run.act(app, "save dialog: OK without a name (disabled)", st, [{"type": "click", "element_id": ok_button(st)["id"]}],
+            lambda: [not still_there(p, "honest save")])
+    st = fresh(run, win)
+    field = next((e for e in st["elements"] if e["role"] == "text" and "editable" in e.get("states", [])), None)
+    if field is None:
+        raise Harness(f"no name field in zenity's save dialog: {[(e['role'], e.get('name')) for e in st['elements']]}")
+    name_text = lambda: next((n.get("text") or "" for n in flat(app) if n["role"] == "text"  # noqa: E731
+                              and "editable" in n["states"] and "showing" in n["states"]), "")
+    run.act(app, "save dialog: name typed", st, [{"type": "type", "element_id": field["id"], "text": target.name}],
+            lambda: [name_text() == target.name])
+    st = fresh(run, win)
+    out = {}
+    run.act(app, "save dialog: OK (closes it)", st, [{"type": "click", "element_id": ok_button(st)["id"]}],
+            lambda: [out.setdefault("r", result(p)) == (0, str(target)) and within(lambda: "honest save" not in wm_titles())])
+    # A read-only text and a check box that must be checked before OK.
+    terms = apps.home / "terms.txt"
+    terms.write_text("Read these terms.\n")
+    p, win = dialog("--text-info", f"--filename={terms}", "--checkbox=I read them", title="honest terms")
+    st = fresh(run, win)
+    ok = ok_button(st)
+    run.act(app, "terms: OK before the check box (disabled)", st, [{"type": "click", "element_id": ok["id"]}],
+            lambda: [not still_there(p, "honest terms")])
+    st = fresh(run, win)
+    view = next((e for e in st["elements"] if e["role"] == "text"), None)
+    if view is None:
+        raise Harness(f"no text view in zenity --text-info: {[(e['role'], e.get('name')) for e in st['elements']]}")
+    shown = lambda: "".join(n.get("text") or "" for n in flat(app) if n["role"] == "text")  # noqa: E731
+    t0 = shown()
+    run.act(app, "terms: typing into the read-only text", st, [{"type": "type", "element_id": view["id"], "text": "xyz"}],
+            lambda: [shown() != t0])
+    st = fresh(run, win)
+    ok_enabled = lambda: any(n["role"] == "push button" and n["name"] in ("OK", "_OK") and "sensitive" in n["states"]  # noqa: E731
+                             for n in flat(app))
+    run.act(app, "terms: check box", st,
+            [{"type": "click", "element_id": run.element(st, "I read them", "check_box")["id"]}],
+            lambda: [ok_enabled()])
+    st = fresh(run, win)
+    run.act(app, "terms: OK", st, [{"type": "click", "element_id": ok_button(st)["id"]}],
+            lambda: [result(p)[0] == 0])
+
+
 def lxtask(run: Run, apps: Apps):
     app = "lxtask"
     apps.start("lxtask", env={"GTK_MODULES": "gail:atk-bridge"})
@@ -639,7 +707,7 @@ APPS = {
     "kcalc": lambda r, a, t: kcalc(r, a),
     "featherpad": featherpad,
     "gnome-text-editor": text_editor,
-    "zenity": lambda r, a, t: zenity(r, a),
+    "zenity": lambda r, a, t: (zenity(r, a), zenity_more(r, a)),
     "lxtask": lambda r, a, t: lxtask(r, a),
     "qt-spinboxes": lambda r, a, t: qt_spinboxes(r, a),
     "wine-notepad": lambda r, a, t: wine_notepad(r, a),
