@@ -451,9 +451,12 @@ def featherpad(run: Run, apps: Apps, tmp: Path):
 
 def text_editor(run: Run, apps: Apps, tmp: Path):
     app = "gnome-text-editor"
-    apps.start("gnome-text-editor", "--standalone", "--ignore-session", env={"GSK_RENDERER": "cairo"})
-    win = run.window("Text Editor")
-    body = lambda: text_of_role(app, "text", editable=True)  # noqa: E731
+    notes = apps.home / "notes.txt"
+    notes.write_text("")
+    apps.start("gnome-text-editor", "--standalone", "--ignore-session", str(notes), env={"GSK_RENDERER": "cairo"})
+    win = run.window("notes")
+    body = lambda: "".join(n.get("text") or "" for n in flat(app) if n["role"] == "text"  # noqa: E731
+                           and "multi line" in n["states"] and "editable" in n["states"])
     st = fresh(run, win)
     run.act(app, "type", st, [{"type": "type", "text": "gtk four"}], lambda: ["gtk four" in body()])
     st = fresh(run, win)
@@ -462,7 +465,12 @@ def text_editor(run: Run, apps: Apps, tmp: Path):
     st = fresh(run, win)
     run.act(app, "type again", st, [{"type": "type", "text": "second line"}], lambda: ["second line" in body()])
     st = fresh(run, win)
-    pages = lambda: len([n for n in flat(app) if n["role"] == "page tab"])  # noqa: E731
+    run.act(app, "ctrl+s saves the file", st, [{"type": "key", "keys": "ctrl+s"}],
+            lambda: [within(lambda: "second line" in notes.read_text())])
+    st = fresh(run, win)
+    # One editor (an editable multi-line text) per open document.
+    pages = lambda: len([n for n in flat(app) if n["role"] == "text" and "multi line" in n["states"]  # noqa: E731
+                         and "editable" in n["states"]])
     titles_before = wm_titles()
     n0 = pages()
     run.act(app, "New tab button", st,
@@ -473,8 +481,25 @@ def text_editor(run: Run, apps: Apps, tmp: Path):
     run.act(app, "ctrl+w closes the tab", st, [{"type": "key", "keys": "ctrl+w"}],
             lambda: [pages() != n1 or wm_titles() != titles_before])
     st = fresh(run, win)
-    before = body()
-    run.act(app, "key F12 (no binding)", st, [{"type": "key", "keys": "F12"}], lambda: [body() != before])
+    before, t0 = body(), wm_titles()
+    run.act(app, "key F12 (no binding)", st, [{"type": "key", "keys": "F12"}],
+            lambda: [body() != before or wm_titles() != t0])
+    # Two clicks in one call must be two clicks, in order (GTK 4 emits `clicked` late).
+    new_tab = lambda st: run.element(st, "New tab (Ctrl+T)", "push_button")  # noqa: E731
+    st = fresh(run, win)
+    n0 = pages()
+    run.act(app, "New tab twice by id", st,
+            [{"type": "click", "element_id": new_tab(st)["id"]}, {"type": "click", "element_id": new_tab(st)["id"]}],
+            lambda: (lambda n: [n >= n0 + 1, n >= n0 + 2])(within(lambda: pages() >= n0 + 2, 1.5) and pages() or pages()),
+            settle_after=0.5)
+    st = fresh(run, win)
+    n0 = pages()
+    b = new_tab(st)["bounds"]
+    run.act(app, "New tab by id, then at its centre", st,
+            [{"type": "click", "element_id": new_tab(st)["id"]},
+             {"type": "click", "x": b[0] + b[2] // 2, "y": b[1] + b[3] // 2}],
+            lambda: (lambda n: [n >= n0 + 1, n >= n0 + 2])(within(lambda: pages() >= n0 + 2, 1.5) and pages() or pages()),
+            settle_after=0.5)
 
 
 def zenity(run: Run, apps: Apps):
