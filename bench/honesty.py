@@ -307,6 +307,12 @@ def pixels_changed(before: bytes, after: bytes, min_pixels: int = 40) -> bool:
     return False
 
 
+def visible_x_windows(classname: str) -> list[str]:
+    """The application's mapped X windows (a GTK 2 popup menu is one of its own)."""
+    return subprocess.run(["xdotool", "search", "--onlyvisible", "--classname", classname], capture_output=True,
+                          text=True, timeout=10).stdout.split()
+
+
 def showing(app: str, name: str, role: str) -> bool:
     return any(n["name"] == name and n["role"] == role and "showing" in n["states"] for n in flat(app))
 
@@ -664,9 +670,10 @@ def lxtask(run: Run, apps: Apps):
             lambda: [checked("more details", "toggle button") != before])
     st = fresh(run, win)
     before = checked("Show full cmdline", "check menu item")
-    run.act(app, "View > Show full cmdline", st,
+    shown = visible_x_windows("lxtask")
+    run.act(app, "View menu", st,
             [{"type": "click", "element_id": run.element(st, "View", "menu")["id"]}],
-            lambda: [True])  # the menu opens (its items show)
+            lambda: [within(lambda: len(visible_x_windows("lxtask")) > len(shown), 1.0)])  # its popup maps
     st = fresh(run, win)
     run.act(app, "Show full cmdline", st,
             [{"type": "click", "element_id": run.element(st, "Show full cmdline", "check_menu_item")["id"]}],
