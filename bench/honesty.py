@@ -112,8 +112,9 @@ def flat(app: str, **kw) -> list[dict]:
 
 
 def window_pixels(title: str) -> bytes:
-    wid = subprocess.run(["xdotool", "search", "--name", f"^{title}$"], capture_output=True, text=True,
-                         timeout=10).stdout.split()
+    """The pixels of the (first) top-level window with this title, as the X server has them."""
+    out = subprocess.run(["wmctrl", "-l"], capture_output=True, text=True, timeout=10).stdout
+    wid = [line.split()[0] for line in out.splitlines() if " ".join(line.split()[3:]) == title]
     if not wid:
         return b""
     return subprocess.run(["import", "-window", wid[0], "rgba:-"], capture_output=True, timeout=20).stdout
@@ -680,6 +681,47 @@ def lxtask(run: Run, apps: Apps):
             lambda: [checked("Show full cmdline", "check menu item") != before])
 
 
+def gpicview(run: Run, apps: Apps):
+    """gpicview (GTK 2, gail): its unnamed rotate button turns the picture and nothing but the
+    pixels says so; Save asks in an alert whose Yes writes the turned picture (the file on disk).
+    (Also used by tests/e2e/test_honest_effects.py, so not counted among the new applications.)"""
+    app = "gpicview"
+    picture = apps.home / "lopsided.png"
+    subprocess.run(["convert", "-size", "240x120", "xc:white", "-fill", "red", "-draw", "rectangle 0,0 80,120",
+                    "-fill", "blue", "-draw", "rectangle 160,0 240,40", str(picture)], check=True, timeout=20)
+    apps.start("gpicview", str(picture), env={"GTK_MODULES": "gail:atk-bridge"})
+    win = run.window("lopsided.png")
+    title = win["title"]
+
+    def size() -> str:
+        return subprocess.run(["identify", "-format", "%wx%h", str(picture)], capture_output=True, text=True,
+                              timeout=10).stdout.strip()
+    time.sleep(0.5)
+    st = fresh(run, win)
+    px = window_pixels(title)
+    run.act(app, "Back (the only picture)", st, [{"type": "click", "element_id": run.element(st, "Back", "push_button")["id"]}],
+            lambda: [pixels_changed(px, window_pixels(title)) or title not in wm_titles()])
+    st = fresh(run, win)
+    unnamed = [e for e in st["elements"] if e["role"] == "push_button" and not e.get("name")]
+    if len(unnamed) < 2:
+        raise Harness(f"gpicview's rotate buttons: {[(e['role'], e.get('name')) for e in st['elements']]}")
+    px = window_pixels(title)
+    run.act(app, "unnamed rotate button (pixels only)", st, [{"type": "click", "element_id": unnamed[1]["id"]}],
+            lambda: [within(lambda: pixels_changed(px, window_pixels(title)), 2.0)])
+    st = fresh(run, win)
+    mapped = visible_x_windows("gpicview")
+    run.act(app, "Save (asks first)", st, [{"type": "click", "element_id": run.element(st, "Save", "push_button")["id"]}],
+            lambda: [within(lambda: len(visible_x_windows("gpicview")) > len(mapped), 2.0) and size() == "240x120"])
+
+    def alert():
+        ws = run.s.call_ok("gui_list", {})["windows"]
+        return next((w for w in ws if w.get("app") == win.get("app") and "lopsided" not in w["title"]), None)
+    ask = wait(alert, 10, "gpicview's question")
+    ast = fresh(run, ask)
+    run.act(app, "alert's Yes (writes the file)", ast, [{"type": "click", "element_id": run.element(ast, "Yes", "push_button")["id"]}],
+            lambda: [within(lambda: size() == "120x240", 3.0)])
+
+
 def qt_spinboxes(run: Run, apps: Apps):
     app = "spinboxes"
     apps.start(f"{QT_EXAMPLES}/widgets/spinboxes/spinboxes")
@@ -741,6 +783,7 @@ APPS = {
     "gnome-text-editor": text_editor,
     "zenity": lambda r, a, t: (zenity(r, a), zenity_more(r, a)),
     "lxtask": lambda r, a, t: lxtask(r, a),
+    "gpicview": lambda r, a, t: gpicview(r, a),
     "qt-spinboxes": lambda r, a, t: qt_spinboxes(r, a),
     "wine-notepad": lambda r, a, t: wine_notepad(r, a),
 }
