@@ -1,23 +1,40 @@
 #!/usr/bin/env python3
 """The honesty benchmark (issue 22): every action's reported effect against the truth.
 
-Real applications no other test of the project used before issue 22, across toolkits: galculator
-and zenity (GTK 3), gnome-text-editor (GTK 4), FeatherPad (Qt 5), KCalc (KDE Frameworks),
-lxtask (GTK 2, gail), Qt's spinboxes example (Qt 5) and Wine's notepad (Win32 under Wine, no
-accessibility). Each `gui_action` result's `effect` (`confirmed` / `no_change` /
-`unverifiable`, or an error) is compared with what happened, read outside lsm: AT-SPI read back
-in a separate process (tests/lib/atspi_probe.py), the files an application wrote, what a zenity
-dialog printed, the X window list (wmctrl), the window's pixels (ImageMagick `import`).
+Real applications across toolkits that no test of the project used before issue 22: galculator
+and zenity (GTK 3), gnome-text-editor (GTK 4), lxtask (GTK 2, gail), FeatherPad (Qt 5), Qt's
+spinboxes example (Qt 5), KCalc (KDE Frameworks: also its KConfigDialog) and Wine's notepad
+(Win32, through lsm.exe under Wine), plus gpicview (GTK 2: its pixels-only rotate button; the
+e2e suite uses it too, so it is not counted among the new ones). Each `gui_action` result's
+`effect` (`confirmed` / `no_change` / `unverifiable`, or an error) is compared with what
+happened, read outside lsm and never from lsm's answers: AT-SPI read back in a separate process
+(tests/lib/atspi_probe.py), the files an application wrote (a document saved by ctrl+s, a
+picture, FeatherPad's fp.conf and KCalc's kcalcrc written when their settings dialogs close),
+what a zenity dialog printed and its exit status, the X window list (wmctrl, xdotool), the
+window's pixels (ImageMagick `import`). A truth that may take a moment to show is waited for,
+bounded (`within`); a truth known only later (a setting saved on Close) amends the row.
+
+Kinds of action: element clicks on buttons that open and close dialogs (Qt's deferred press),
+two actions in one call ([element, coordinates], [same element, same element], on GTK 4 and
+others), set_value on spin boxes and a slider (also a disabled one, and to the value it has),
+key combos that save a file and that have no binding, a save dialog that closes after its button,
+a toolbar button that changes only pixels (GTK 2), list and tree items (judged by what the
+application did: the document switched, the file name taken, the page shown, what zenity
+printed), typing (also into a read-only text), check boxes, menus, page tabs, labels, disabled
+buttons, already selected items.
 
 Prints the matrix reported x truth per application and in total, and every false claim (a
-`confirmed` for what did not happen, a `no_change` for what did). Goal: 0 false `confirmed`,
-0 false `no_change`, `unverifiable` at most 10 %. Exit 1 only on a harness error (an application
-that did not start, a broken session); with --strict also on a false claim or too much
-`unverifiable`. The matrix also goes to target/bench/honesty.md.
+`confirmed` for what did not happen, a `no_change` for what did) with lsm's evidence. Goal: 0
+false `confirmed`, 0 false `no_change`, `unverifiable` at most 10 %. Exit 1 only on a harness
+error (an application that did not start, a broken session); with --strict also on a false
+claim or too much `unverifiable`. The matrix also goes to target/bench/honesty.md.
 
-    .venv/bin/python bench/honesty.py [--strict] [--only APP] [--keep]
+    .venv/bin/python bench/honesty.py [--strict] [--only APP] [--keep] [--no-wine]
 
-Runs on a desktop of its own (tests/bed/desktop.sh on :92, directory /tmp/lsm-honesty).
+Runs on a desktop of its own (tests/bed/desktop.sh on :92, directory /tmp/lsm-honesty). The
+Wine part needs lsm.exe and bcryptprimitives.dll from `tests/bed/wine.sh build` (in
+$LSM_WIN_BIN or /tmp/lsm-winebed/bin; nothing is built here); --no-wine leaves it out.
+LSM_HONESTY_DEBUG=1 prints every action's truth and answer as it goes.
 """
 
 from __future__ import annotations
@@ -293,6 +310,64 @@ def kcalc(run: Run, apps: Apps):
     step("C again", ["C"], lambda b, a: [a != b])
     step("key 3", ["key:3"], lambda b, a: [a != b])
     step("key F12 (no binding)", ["key:F12"], lambda b, a: [a != b])
+    kcalc_settings(run, win, apps.home / ".config" / "kcalcrc")
+
+
+def kcalc_settings(run: Run, kwin: dict, rc: Path):
+    """KCalc's KConfigDialog (KDE Frameworks): its Apply enables on a change, a spin box and a
+    check box judged by kcalcrc (written on Apply/OK), its page list, OK closes it."""
+    app = "kcalc"
+
+    def rc_text() -> str:
+        return rc.read_text() if rc.exists() else ""
+
+    def apply_enabled() -> bool:
+        return any(n["role"] == "push button" and n["name"] == "Apply" and "enabled" in n["states"] for n in flat(app))
+
+    st = fresh(run, kwin)
+    run.act(app, "Settings menu", st, [{"type": "click", "element_id": run.element(st, "Settings", "menu_item")["id"]}],
+            lambda: [within(lambda: showing(app, "Configure KCalc...", "menu item"), 1.0)])
+    st = fresh(run, kwin)
+    run.act(app, "Configure KCalc... item", st,
+            [{"type": "click", "element_id": run.element(st, "Configure KCalc...", "menu_item")["id"]}],
+            lambda: [within(lambda: any(t.startswith("Configure") for t in wm_titles()), 3.0)])
+    dlg = run.window("Configure")
+    dst = fresh(run, dlg)
+    r0 = rc_text()
+    run.act(app, "Apply (disabled: nothing changed)", dst,
+            [{"type": "click", "element_id": run.element(dst, "Apply", "push_button")["id"]}],
+            lambda: [rc_text() != r0])
+    dst = fresh(run, dlg)
+    digits = run.element(dst, "Maximum number of digits:", "spin_button")
+    value = lambda: next(((n.get("value") or {}).get("current") for n in flat(app) if n["role"] == "spin button"  # noqa: E731
+                          and n["name"] == "Maximum number of digits:"), None)
+    run.act(app, "set_value 20 on maximum digits (spin box)", dst,
+            [{"type": "set_value", "element_id": digits["id"], "value": "20"}],
+            lambda: [value() == 20 and within(apply_enabled, 1.0)])
+    row_digits = run.mark() - 1
+    dst = fresh(run, dlg)
+    title_box = lambda: next(("checked" in n["states"] for n in flat(app) if n["role"] == "check box"  # noqa: E731
+                              and n["name"] == "Show result in window title"), None)
+    run.act(app, "check box: result in the window title", dst,
+            [{"type": "click", "element_id": run.element(dst, "Show result in window title", "check_box")["id"]}],
+            lambda: [title_box() is True])
+    row_title = run.mark() - 1
+    dst = fresh(run, dlg)
+    run.act(app, "page list: Font", dst, [{"type": "click", "element_id": run.element(dst, "Font", "list_item")["id"]}],
+            lambda: [within(lambda: showing(app, "Button font:", "label"), 1.0)])
+    dst = fresh(run, dlg)
+    run.act(app, "page list: Font again (current)", dst,
+            [{"type": "click", "element_id": run.element(dst, "Font", "list_item")["id"]}],
+            lambda: [not showing(app, "Button font:", "label") or not any(t.startswith("Configure") for t in wm_titles())])
+    dst = fresh(run, dlg)
+    run.act(app, "OK (closes it)", dst, [{"type": "click", "element_id": run.element(dst, "OK", "push_button")["id"]}],
+            lambda: [within(lambda: not any(t.startswith("Configure") for t in wm_titles()), 3.0)
+                     and within(lambda: rc_text() != r0, 2.0)])
+    text = rc_text().lower()  # KConfig writes the keys as the dialog names them
+    if os.environ.get("LSM_HONESTY_DEBUG"):
+        print("  kcalcrc:", text.replace("\n", " | "))
+    run.amend(row_digits, "precision=20" in text, "kcalcrc has no precision=20")
+    run.amend(row_title, "captionresult=true" in text, "kcalcrc has no captionresult=true")
 
 
 def pixels_changed(before: bytes, after: bytes, min_pixels: int = 40) -> bool:
