@@ -502,6 +502,15 @@ def featherpad(run: Run, apps: Apps, tmp: Path):
     s0 = pref_state()
     click(pst, "Tab position: ", "label", "a label clicked", lambda: [pref_state() != s0])
     pst = fresh(run, pref)
+    wrap = lambda: next(("checked" in n["states"] for n in flat(app) if n["role"] == "check box"  # noqa: E731
+                         and n["name"] == "Tab navigation wraps around"), None)
+    s0, w0 = [x for x in pref_state() if x[1] != "Tab navigation wraps around"], wrap()
+    run.act(app, "[a label, a check box] in one call", pst,
+            [{"type": "click", "element_id": run.element(pst, "Tab position: ", "label")["id"]},
+             {"type": "click", "element_id": run.element(pst, "Tab navigation wraps around", "check_box")["id"]}],
+            lambda: [[x for x in pref_state() if x[1] != "Tab navigation wraps around"] != s0, wrap() != w0])
+    row_wrap = run.mark() - 1
+    pst = fresh(run, pref)
     tabs = [e for e in pst["elements"] if e["role"] == "page_tab" and "File" in e.get("name", "")]
     if not tabs:
         raise Harness(f"no File page tab: {[(e['role'], e.get('name')) for e in pst['elements'] if e['role'] == 'page_tab']}")
@@ -528,6 +537,7 @@ def featherpad(run: Run, apps: Apps, tmp: Path):
     if disabled is not None:  # the start size is kept only where "remember the size" is off
         run.amend(row_disabled, "900" in next((ln for ln in text.splitlines() if ln.startswith("startSize=")), ""),
                   "fp.conf's startSize is not 900")
+    run.amend(row_wrap, "tabWrapAround=true" in text, "fp.conf has no tabWrapAround=true")
     run.amend(row_recent, "recentFilesNumber=5" in text, "fp.conf has no recentFilesNumber=5")
 
 
@@ -539,6 +549,9 @@ def text_editor(run: Run, apps: Apps, tmp: Path):
     win = run.window("notes")
     body = lambda: "".join(n.get("text") or "" for n in flat(app) if n["role"] == "text"  # noqa: E731
                            and "multi line" in n["states"] and "editable" in n["states"])
+    wait(lambda: any(n["role"] == "text" and "multi line" in n["states"] and "focused" in n["states"]
+                     for n in flat(app)), 20, "the editor, focused, through AT-SPI")
+    time.sleep(0.3)
     st = fresh(run, win)
     run.act(app, "type", st, [{"type": "type", "text": "gtk four"}], lambda: ["gtk four" in body()])
     st = fresh(run, win)
@@ -549,6 +562,10 @@ def text_editor(run: Run, apps: Apps, tmp: Path):
     st = fresh(run, win)
     run.act(app, "ctrl+s saves the file", st, [{"type": "key", "keys": "ctrl+s"}],
             lambda: [within(lambda: "second line" in notes.read_text())])
+    st = fresh(run, win)
+    # Two actions in one call: the save's evidence must be its own, not the typing's.
+    run.act(app, "[type, ctrl+s] in one call", st, [{"type": "type", "text": " more"}, {"type": "key", "keys": "ctrl+s"}],
+            lambda: ["second line more" in body(), within(lambda: "second line more" in notes.read_text())])
     st = fresh(run, win)
     # One editor (an editable multi-line text) per open document.
     pages = lambda: len([n for n in flat(app) if n["role"] == "text" and "multi line" in n["states"]  # noqa: E731
