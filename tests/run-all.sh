@@ -216,14 +216,20 @@ run_step_bench() {
 }
 
 # The honesty benchmark (bench/honesty.py, bench/README.md): every action's reported effect
-# against the truth read outside lsm, on eight applications on a desktop of its own (:92), Wine's
-# notepad among them (so after the wine step, which installs Wine). Prints the matrix; fails only
-# on a harness error (an application that did not start), once retried, never on a false claim
-# (that is for `--strict`, run by hand).
+# against the truth read outside lsm, on ten applications on a desktop of its own (:92), Wine's
+# notepad through lsm.exe among them (so after the wine step, which installs Wine and builds
+# lsm.exe into /tmp/lsm-winebed/bin; without it the Wine part is left out, said in the log).
+# Prints the matrix; fails only on a harness error (an application that did not start), once
+# retried, never on a false claim (that is for `--strict`, run by hand).
 run_honesty_bench() {
-  local rc attempt
+  local rc attempt wine_arg=()
+  if [[ ! -f ${LSM_WINEBED_DIR:-/tmp/lsm-winebed}/bin/lsm.exe ]]; then
+    echo ">>> honesty-bench: no lsm.exe (the wine step did not build it): --no-wine"
+    wine_arg=(--no-wine)
+  fi
   for attempt in 1 2; do
-    timeout -k 10 480 "$ROOT/.venv/bin/python" bench/honesty.py 2>&1 | tee "$LOGDIR/honesty-bench.log"
+    LSM_WIN_BIN=${LSM_WINEBED_DIR:-/tmp/lsm-winebed}/bin timeout -k 10 480 "$ROOT/.venv/bin/python" bench/honesty.py \
+      "${wine_arg[@]}" 2>&1 | tee "$LOGDIR/honesty-bench.log"
     rc=${PIPESTATUS[0]}
     ((rc == 0)) && return 0
     ((attempt == 1)) && echo ">>> honesty-bench: attempt 1 failed (exit $rc); running it once more"
