@@ -143,6 +143,7 @@ class Run:
         self.s = s
         self.rows: list[dict] = []  # one per action: app, label, effect, truth, evidence
         self.order_errors: list[str] = []
+        self.notes: list[str] = []
 
     def window(self, title_part: str, timeout: float = 30) -> dict:
         def find():
@@ -1019,6 +1020,8 @@ def report(run: Run, failures: list[str], strict: bool) -> int:
         if r["effect"] in ("unverifiable", "error"):
             out.append(f"  {r['effect']}: {r['app']} / {r['label']} ({'happened' if r['truth'] else 'did not'}): "
                        f"{r['evidence'][:160]}")
+    for n in run.notes:
+        out.append(f"  NOTE: {n}")
     for f in failures:
         out.append(f"  HARNESS: {f}")
     text = "\n".join(out)
@@ -1060,6 +1063,7 @@ def main() -> int:
                 continue
             if name == "wine-notepad" and args.no_wine:
                 print("[wine-notepad: skipped (--no-wine)]", flush=True)
+                run.notes.append("the Wine part (notepad through lsm.exe) was left out: --no-wine")
                 continue
             if name == "wine-notepad" and not shutil.which("wine"):
                 failures.append("wine is not installed: the Win32 part did not run (tests/bed/wine.sh install, or --no-wine)")
