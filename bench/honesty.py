@@ -1075,6 +1075,8 @@ def main() -> int:
                 failures.append(f"{name}: {e}")
             except AssertionError as e:
                 failures.append(f"{name}: {str(e)[:400]}")
+            except Exception as e:  # noqa: BLE001 - a broken session or probe: a harness error, reported
+                failures.append(f"{name}: {type(e).__name__}: {str(e)[:400]}")
             finally:
                 apps.stop_all()
                 apps.procs.clear()
