@@ -2,16 +2,17 @@
 """The honesty benchmark (issue 22): every action's reported effect against the truth.
 
 Real applications across toolkits that no test of the project used before issue 22: galculator
-and zenity (GTK 3), gnome-text-editor (GTK 4), lxtask (GTK 2, gail), FeatherPad (Qt 5), Qt's
-spinboxes example (Qt 5), KCalc (KDE Frameworks: also its KConfigDialog) and Wine's notepad
-(Win32, through lsm.exe under Wine), plus gpicview (GTK 2: its pixels-only rotate button; the
-e2e suite uses it too, so it is not counted among the new ones). Each `gui_action` result's
+and zenity (GTK 3), gnome-text-editor and GNOME Font Viewer (GTK 4), lxtask (GTK 2, gail),
+FeatherPad and SpeedCrunch (Qt 5), Qt's spinboxes example (Qt 5), KCalc (KDE Frameworks: also
+its KConfigDialog) and Wine's notepad (Win32, through lsm.exe under Wine), plus gpicview (GTK 2:
+its pixels-only rotate button; the e2e suite uses it too, so it is not counted among the new
+ones). Each `gui_action` result's
 `effect` (`confirmed` / `no_change` / `unverifiable`, or an error) is compared with what
 happened, read outside lsm and never from lsm's answers: AT-SPI read back in a separate process
 (tests/lib/atspi_probe.py), the files an application wrote (a document saved by ctrl+s, a
-picture, FeatherPad's fp.conf and KCalc's kcalcrc written when their settings dialogs close),
-what a zenity dialog printed and its exit status, the X window list (wmctrl, xdotool), the
-window's pixels (ImageMagick `import`). A truth that may take a moment to show is waited for,
+picture, a font installed, FeatherPad's fp.conf and KCalc's kcalcrc written when their settings
+dialogs close), what a zenity dialog printed and its exit status, the X window list (wmctrl,
+xdotool), the window's pixels (ImageMagick `import`). A truth that may take a moment to show is waited for,
 bounded (`within`); a truth known only later (a setting saved on Close) amends the row.
 
 Kinds of action: element clicks on buttons that open and close dialogs (Qt's deferred press),
@@ -663,6 +664,53 @@ def text_editor(run: Run, apps: Apps, tmp: Path):
             settle_after=0.5)
 
 
+def font_viewer(run: Run, apps: Apps):
+    """GNOME Font Viewer (GTK 4): a font picked in its grid opens the font's page, Info, Install
+    (the font file copied into the user's fonts: the disk), Install again (now done), Back.
+    Truth: AT-SPI read back (the page's buttons), the files, the window's pixels."""
+    app = "gnome-font-viewer"
+    data = apps.home / ".local" / "share"
+    apps.start("gnome-font-viewer", env={"GSK_RENDERER": "cairo", "XDG_DATA_HOME": str(data)})
+    win = run.window("gnome-font-viewer")
+    title = win["title"]
+
+    def buttons() -> dict:
+        return {n["name"]: n["states"] for n in flat(app) if n["role"] == "push button"}
+
+    def installed() -> list:
+        return sorted(str(p) for p in (data / "fonts").rglob("*") if p.is_file()) if (data / "fonts").exists() else []
+    wait(lambda: sum(n["role"] == "table cell" for n in flat(app)) > 3, 30, "the font grid")
+    time.sleep(0.5)
+    st = fresh(run, win)
+    cells = [e for e in st["elements"] if e["role"] == "table_cell"]
+    if not cells:
+        raise Harness(f"no font cell: {[(e['role'], e.get('name')) for e in st['elements']][:40]}")
+    run.act(app, "a font in the grid", st, [{"type": "click", "element_id": cells[0]["id"]}],
+            lambda: [within(lambda: "Install" in buttons(), 2.0)])
+    st = fresh(run, win)
+    px = window_pixels(title)
+    run.act(app, "Info", st, [{"type": "click", "element_id": run.element(st, "Info", "push_button")["id"]}],
+            lambda: [within(lambda: pixels_changed(px, window_pixels(title)), 2.0)])
+    st = fresh(run, win)
+    f0 = installed()
+    run.act(app, "Install (copies the font file)", st,
+            [{"type": "click", "element_id": run.element(st, "Install", "push_button")["id"]}],
+            lambda: [within(lambda: installed() != f0, 5.0)])
+    st = fresh(run, win)
+    again = next((e for e in st["elements"] if e["role"] == "push_button" and (e.get("name") or "").startswith("Install")), None)
+    if again is not None:
+        f1, b1, px = installed(), buttons(), window_pixels(title)
+        run.act(app, "Install again (done already)", st, [{"type": "click", "element_id": again["id"]}],
+                lambda: [installed() != f1 or buttons() != b1 or pixels_changed(px, window_pixels(title))])
+        st = fresh(run, win)
+    back = next((e for e in st["elements"] if e["role"] == "push_button" and e["bounds"][0] < 60
+                 and e["bounds"][1] < 60), None)
+    if back is None:
+        raise Harness(f"no back button: {[(e['role'], e.get('name'), e['bounds']) for e in st['elements'] if e['role'] == 'push_button']}")
+    run.act(app, "Back to the grid", st, [{"type": "click", "element_id": back["id"]}],
+            lambda: [within(lambda: "Info" not in buttons(), 2.0)])
+
+
 def zenity(run: Run, apps: Apps):
     app = "zenity"
 
@@ -980,6 +1028,7 @@ APPS = {
     "featherpad": featherpad,
     "speedcrunch": lambda r, a, t: speedcrunch(r, a),
     "gnome-text-editor": text_editor,
+    "gnome-font-viewer": lambda r, a, t: font_viewer(r, a),
     "zenity": lambda r, a, t: (zenity(r, a), zenity_more(r, a)),
     "lxtask": lambda r, a, t: lxtask(r, a),
     "gpicview": lambda r, a, t: gpicview(r, a),
