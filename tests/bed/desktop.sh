@@ -76,7 +76,7 @@ PACKAGES=(xvfb xfonts-base fonts-dejavu-core fonts-noto-cjk x11-utils x11-apps x
           python3-pyqt5 qttools5-dev-tools wmctrl
           gpicview libgail-common libatk-adaptor    # a GTK 2 application (gail)
           # bench/honesty.py's applications (Wine, for its notepad, comes with tests/bed/wine.sh)
-          galculator zenity gnome-text-editor featherpad kcalc lxtask speedcrunch)
+          galculator zenity gnome-text-editor featherpad kcalc lxtask speedcrunch gnome-font-viewer)
 
 # Window places (top-left of the window-manager frame; KEY:X:Y or KEY:X:Y:WIDTH:HEIGHT for apps
 # that start maximized), listed bottom -> top of the stacking order. The test app gets the
