@@ -216,7 +216,7 @@ run_step_bench() {
 }
 
 # The honesty benchmark (bench/honesty.py, bench/README.md): every action's reported effect
-# against the truth read outside lsm, on ten applications on a desktop of its own (:92), Wine's
+# against the truth read outside lsm, on eleven applications on a desktop of its own (:92), Wine's
 # notepad through lsm.exe among them (so after the wine step, which installs Wine and builds
 # lsm.exe into /tmp/lsm-winebed/bin; without it the Wine part is left out, said in the log).
 # Prints the matrix; fails only on a harness error (an application that did not start), once
