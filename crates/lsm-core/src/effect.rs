@@ -139,6 +139,13 @@ pub fn effect_changes(changes: &Changes, intent: &Intent, before: &[Element]) ->
     let target = intent.target();
     let own: Vec<String> = target.map(|t| subtree(before, t)).unwrap_or_default();
     let mut out = changes.clone();
+    let pairs = rebuilt_pairs(changes, before);
+    let mut k = 0;
+    out.added.retain(|_| {
+        k += 1;
+        !pairs.iter().any(|(a, _)| *a == k - 1)
+    });
+    out.removed.retain(|id| !pairs.iter().any(|(_, r)| r == id));
     out.changed = changes
         .changed
         .iter()
@@ -173,6 +180,33 @@ pub fn effect_changes(changes: &Changes, intent: &Intent, before: &[Element]) ->
         }
     }
     out
+}
+
+/// The elements that went away and came back just as they were under new ids (an application
+/// rebuilding its view: a file dialog's list refilled by its directory watcher): pairs of an
+/// index into `changes.added` and the id of a removed element of `before` with the same role,
+/// name, value, states and place. Such a pair shows nothing a person could see change.
+pub fn rebuilt_pairs(changes: &Changes, before: &[Element]) -> Vec<(usize, String)> {
+    let same = |a: &Element, b: &Element| {
+        a.role == b.role && a.name == b.name && a.value == b.value && a.bounds == b.bounds && {
+            let (mut x, mut y) = (a.states.clone(), b.states.clone());
+            x.sort_unstable();
+            y.sort_unstable();
+            x == y
+        }
+    };
+    let mut gone: Vec<&Element> = changes
+        .removed
+        .iter()
+        .filter_map(|id| before.iter().find(|e| &e.id == id))
+        .collect();
+    let mut pairs = Vec::new();
+    for (i, a) in changes.added.iter().enumerate() {
+        if let Some(k) = gone.iter().position(|g| same(a, g)) {
+            pairs.push((i, gone.swap_remove(k).id.clone()));
+        }
+    }
+    pairs
 }
 
 /// Roles whose own state changing may be their passing look: GTK toggle buttons that an
@@ -262,6 +296,8 @@ pub enum Seen {
     Elements {
         effect: Changes,
         pixels: Option<Option<Rect>>,
+        /// How many elements were replaced by ones just like them (see [`rebuilt_pairs`]).
+        rebuilt: usize,
     },
     /// The window has no elements (no accessibility): its pixels were compared.
     Pixels(Option<Rect>),
@@ -299,6 +335,13 @@ pub fn judge(read_back: &ReadBack, seen: &Seen) -> (Effect, String) {
                 "no element, state, value or window changed, but pixels changed in {}x{} at {},{} \
                  (window-relative): look before relying on it",
                 r.width, r.height, r.x, r.y
+            ),
+        ),
+        Seen::Elements { rebuilt, .. } if *rebuilt > 0 => (
+            Effect::Unverifiable,
+            format!(
+                "{rebuilt} element(s) were replaced by ones just like them (the application rebuilt \
+                 its view, maybe on its own) and nothing else changed: look before relying on it"
             ),
         ),
         Seen::Elements { pixels: Some(None), .. } => (
@@ -380,6 +423,7 @@ mod tests {
             &Seen::Elements {
                 effect: eff.clone(),
                 pixels: Some(Some(Rect::new(0, 0, 10, 10))),
+                rebuilt: 0,
             },
         );
         assert_eq!(e, Effect::Unverifiable, "{why}");
@@ -388,6 +432,7 @@ mod tests {
             &Seen::Elements {
                 effect: eff,
                 pixels: Some(None),
+                rebuilt: 0,
             },
         );
         assert_eq!(e, Effect::NoChange);
@@ -460,6 +505,7 @@ mod tests {
             &Seen::Elements {
                 effect: eff,
                 pixels: None,
+                rebuilt: 0,
             },
         );
         assert_eq!(e, Effect::Confirmed);
@@ -533,5 +579,37 @@ mod tests {
         assert!(caret_blink(Rect::new(4, 110, 4, 30), 2.0));
         assert!(!caret_blink(Rect::new(4, 110, 3, 15), 1.0));
         assert!(!caret_blink(Rect::new(4, 110, 1, 200), 1.0));
+    }
+
+    #[test]
+    fn a_view_rebuilt_just_as_it_was_is_no_effect() {
+        let before = [
+            el("e0", "frame", &[], None),
+            el("e1", "push_button", &[], Some("e0")),
+            el("e2", "table_cell", &[], Some("e0")),
+        ];
+        let mut again = el("e9", "table_cell", &[], Some("e0"));
+        again.name = "e2".into();
+        let after = [before[0].clone(), before[1].clone(), again.clone()];
+        let all = element_changes(&before, &after, true);
+        assert_eq!((all.added.len(), all.removed.len()), (1, 1), "{all:?}");
+        assert_eq!(rebuilt_pairs(&all, &before).len(), 1);
+        let eff = effect_changes(&all, &press("e1"), &before);
+        assert!(eff.is_empty(), "{eff:?}");
+        let (e, why) = judge(
+            &ReadBack::None("pressed".into()),
+            &Seen::Elements {
+                effect: eff,
+                pixels: Some(None),
+                rebuilt: 1,
+            },
+        );
+        assert_eq!(e, Effect::Unverifiable, "{why}");
+        // A cell that came back with another name is an effect.
+        again.name = "other".into();
+        let after = [before[0].clone(), before[1].clone(), again];
+        let all = element_changes(&before, &after, true);
+        assert!(rebuilt_pairs(&all, &before).is_empty());
+        assert!(!effect_changes(&all, &press("e1"), &before).is_empty());
     }
 }

@@ -9,8 +9,8 @@
 use crate::action::{ActionResult, ActionSpec, Where};
 use crate::changes::{element_changes, pixels_changed_outside, window_changes, Changes, Effect};
 use crate::effect::{
-    effect_changes, element_at, judge, only_momentary, target_in_motion, without_reverts, Intent, ReadBack,
-    Seen, PERSIST,
+    effect_changes, element_at, judge, only_momentary, rebuilt_pairs, target_in_motion, without_reverts,
+    Intent, ReadBack, Seen, PERSIST,
 };
 use crate::geometry::Rect;
 use crate::model::{Element, WindowInfo};
@@ -282,6 +282,7 @@ impl LocalGui {
                 _ if !windows_moved.is_empty() => Seen::Elements {
                     effect: windows_moved,
                     pixels: None,
+                    rebuilt: 0,
                 },
                 (Some((a, scale)), Some((b, _))) => {
                     Seen::Pixels(pixels_changed_outside(a, b, &[]).map(|r| to_logical(r, *scale)))
@@ -296,6 +297,7 @@ impl LocalGui {
             all.opened = windows_moved.opened;
             all.closed = windows_moved.closed;
             let mut effect = without_reverts(effect_changes(&all, &intent, &before_elements), &previous);
+            let rebuilt = rebuilt_pairs(&all, &before_elements).len();
             let age = started.elapsed();
             if only_momentary(&effect, &intent, &before_elements) && age < PERSIST {
                 // The bound came before the look could be told from an effect.
@@ -317,7 +319,11 @@ impl LocalGui {
                     None => None,
                 }
             };
-            Seen::Elements { effect, pixels }
+            Seen::Elements {
+                effect,
+                pixels,
+                rebuilt,
+            }
         } else {
             Seen::Nothing("the window could not be observed after the action".into())
         };

@@ -679,7 +679,11 @@ impl Atspi {
                 let Some((obj, parent, order, depth, clip)) = pending.pop_front() else {
                     break;
                 };
-                let budget = max.saturating_sub(slots.len() + in_flight.len() + pending.len());
+                // What no object read or queued holds, and at least half of what is still unread:
+                // a spreadsheet's visible cells, reached while many toolbar buttons are queued,
+                // get their share whatever the timing (what is then cut is reported).
+                let unread = max.saturating_sub(slots.len() + in_flight.len());
+                let budget = unread.saturating_sub(pending.len()).max(unread / 2);
                 let fut = self.fetch(
                     obj.clone(),
                     coords,
