@@ -244,11 +244,14 @@ pub fn only_momentary(effect: &Changes, intent: &Intent, before: &[Element]) -> 
             .changed
             .iter()
             .all(|c| c.id == t && c.name_was.is_none() && c.value.is_none() && c.bounds.is_none())
+        // A look is a state put on for a moment: a state only taken off (a toggle button
+        // unchecked) is no look (the end of the previous action's look is `without_reverts`').
+        && effect.changed.iter().any(|c| !c.states_on.is_empty())
 }
 
-/// Whether the action's target is a control of a momentary role whose own states differ from
-/// before the action (`all`: every change, passing states included): it may still be showing
-/// its pressed look, and the next action waits until that is over (galculator ignores a key
+/// Whether the action's target is a control of a momentary role that took on a state it did not
+/// have before the action (`all`: every change, passing states included): it may still be
+/// showing its pressed look, and the next action waits until that is over (galculator ignores a key
 /// pressed while another still looks pressed).
 pub fn target_in_motion(all: &Changes, intent: &Intent, before: &[Element]) -> bool {
     let Some(t) = intent.target() else {
@@ -258,11 +261,7 @@ pub fn target_in_motion(all: &Changes, intent: &Intent, before: &[Element]) -> b
         .iter()
         .find(|e| e.id == t)
         .is_some_and(|e| MOMENTARY_ROLES.contains(&e.role.as_str()));
-    momentary
-        && all
-            .changed
-            .iter()
-            .any(|c| c.id == t && !(c.states_on.is_empty() && c.states_off.is_empty()))
+    momentary && all.changed.iter().any(|c| c.id == t && !c.states_on.is_empty())
 }
 
 /// `effect` less the state changes that undo the ones the action before made (`previous`, its
@@ -458,7 +457,13 @@ mod tests {
         // The release during the next action undoes the previous action's change: no evidence.
         let off = element_changes(&after, &before, true);
         assert!(without_reverts(off.clone(), &on).is_empty());
-        assert!(!without_reverts(off, &Changes::default()).is_empty());
+        assert!(!without_reverts(off.clone(), &Changes::default()).is_empty());
+        // A toggle button unchecked by a click (no previous look): its state taken off is no
+        // look, and nothing is in motion.
+        let unchecked = effect_changes(&off, &press("e1"), &after);
+        assert!(!only_momentary(&unchecked, &press("e1"), &after));
+        assert!(!target_in_motion(&off, &press("e1"), &after));
+        assert!(target_in_motion(&on, &press("e1"), &before));
     }
 
     #[test]

@@ -40,6 +40,11 @@ const MIN_QUIET: Duration = Duration::from_millis(60);
 const MAX_QUIET: Duration = Duration::from_millis(200);
 /// After events stop, how soon the window is walked again (the quiet period runs meanwhile).
 const REWALK_AFTER: Duration = Duration::from_millis(10);
+/// How long the first walk after an action waits for the action's first event (most come
+/// within a few ms: a D-Bus or X round trip).
+const FIRST_EVENT_WAIT: Duration = Duration::from_millis(8);
+/// The latest the first walk after an action begins while events keep coming.
+const FIRST_WALK_LATEST: Duration = Duration::from_millis(60);
 /// How often events are looked at while waiting (a read of a counter, no call).
 const EVENT_POLL: Duration = Duration::from_millis(5);
 /// While waiting for an effect that sends no event, how often the window is walked anyway.
@@ -308,6 +313,20 @@ impl LocalGui {
     /// period and the last walk began after the last of them.
     async fn settle_on_events(&self, job: &SettleJob<'_>, activity: impl Fn() -> Activity) -> Settled {
         let actions_end = Instant::now();
+        // The first walk waits for the action's first burst of events to pass: a walk begun
+        // before the last of them would have to be repeated.
+        loop {
+            let waited = actions_end.elapsed();
+            let first_burst = activity().recent.last().copied().filter(|&at| at >= actions_end);
+            let wait = match first_burst {
+                Some(at) => at.elapsed() < REWALK_AFTER && waited < FIRST_WALK_LATEST,
+                None => waited < FIRST_EVENT_WAIT,
+            };
+            if !wait || waited >= job.bound {
+                break;
+            }
+            tokio::time::sleep(EVENT_POLL).await;
+        }
         let mut walk_began = Instant::now();
         let mut last = self.probe(job.request, false).await;
         let (first, mut look_again) = seen_now((job.effect)(&last), actions_end.elapsed());
