@@ -67,10 +67,8 @@ def probe_node(app: str, name: str, **kw):
 
 
 def checked(app: str, name: str, state: str = "checked") -> tuple:
-    """Which of the enabled nodes of that name have the state. Closed menus are not read:
-    listing one makes GTK 3 re-announce its radio items, events no client of the application
-    causes in real use, which lsm would have to read the window again for."""
-    nodes = run_probe(app, find=name, all=True, skip_closed_menus=True) or []
+    """Which of the enabled nodes of that name have the state."""
+    nodes = run_probe(app, find=name, all=True) or []
     return tuple(state in n["states"] for n in nodes if "sensitive" in n["states"])
 
 

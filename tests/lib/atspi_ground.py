@@ -31,7 +31,6 @@ def run_probe(
     depth: int | None = None,
     flat: bool = False,
     extents: bool = True,
-    skip_closed_menus: bool = False,
     timeout: float = 30.0,
     retries: int = 1,
 ):
@@ -65,8 +64,6 @@ def run_probe(
         args.append("--flat")
     if not extents:
         args.append("--no-extents")
-    if skip_closed_menus:
-        args.append("--skip-closed-menus")
     last = ""
     for _ in range(retries + 1):
         try:

@@ -72,12 +72,11 @@ def _safe(fn, default=None):
 
 
 class Probe:
-    def __init__(self, want_extents=True, skip_closed_menus=False):
+    def __init__(self, want_extents=True):
         import pyatspi  # noqa: deferred so --help works without a bus
 
         self.pyatspi = pyatspi
         self.want_extents = want_extents
-        self.skip_closed_menus = skip_closed_menus
 
     def apps(self):
         desktop = self.pyatspi.Registry.getDesktop(0)
@@ -150,10 +149,6 @@ class Probe:
         yield node, acc
         if depth is not None and len(path) >= depth:
             return
-        if self.skip_closed_menus and node["role"] == "menu" and "showing" not in node["states"]:
-            # Listing a closed GTK 3 menu makes the application re-announce its radio items'
-            # states: events a client of the application would not cause.
-            return
         if tree:
             node["children"] = []
         for i in range(node["child_count"] or 0):
@@ -194,8 +189,6 @@ def main():
     ap.add_argument("--depth", type=int, default=None, help="max depth below the application")
     ap.add_argument("--flat", action="store_true", help="a flat list of nodes instead of a tree")
     ap.add_argument("--no-extents", action="store_true", help="skip the Component extents")
-    ap.add_argument("--skip-closed-menus", action="store_true",
-                    help="do not read the items of menus that are not shown")
     ap.add_argument("--timeout", type=float, default=30.0, help="give up after SECS (exit 124)")
     ap.add_argument("--indent", type=int, default=None, help="JSON indent")
     args = ap.parse_args()
@@ -204,7 +197,7 @@ def main():
     if args.timeout > 0:
         _die_on_timeout(args.timeout)
 
-    probe = Probe(want_extents=not args.no_extents, skip_closed_menus=args.skip_closed_menus)
+    probe = Probe(want_extents=not args.no_extents)
     dump = lambda obj: print(json.dumps(obj, ensure_ascii=False, indent=args.indent), flush=True)  # noqa: E731
 
     if args.list_apps:

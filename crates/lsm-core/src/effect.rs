@@ -140,11 +140,10 @@ pub fn effect_changes(changes: &Changes, intent: &Intent, before: &[Element]) ->
     let own: Vec<String> = target.map(|t| subtree(before, t)).unwrap_or_default();
     let mut out = changes.clone();
     let pairs = rebuilt_pairs(changes, before);
-    let mut k = 0;
-    out.added.retain(|_| {
-        k += 1;
-        !pairs.iter().any(|(a, _)| *a == k - 1)
-    });
+    out.added = (changes.added.iter().enumerate())
+        .filter(|(i, _)| !pairs.iter().any(|(a, _)| a == i))
+        .map(|(_, e)| e.clone())
+        .collect();
     out.removed.retain(|id| !pairs.iter().any(|(_, r)| r == id));
     out.changed = changes
         .changed
