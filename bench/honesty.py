@@ -35,7 +35,8 @@ claim or too much `unverifiable`. The matrix also goes to target/bench/honesty.m
 Runs on a desktop of its own (tests/bed/desktop.sh on :92, directory /tmp/lsm-honesty). The
 Wine part needs lsm.exe and bcryptprimitives.dll from `tests/bed/wine.sh build` (in
 $LSM_WIN_BIN or /tmp/lsm-winebed/bin; nothing is built here); --no-wine leaves it out.
-LSM_HONESTY_DEBUG=1 prints every action's truth and answer as it goes.
+LSM_HONESTY_DEBUG=1 prints every action's truth and answer as it goes; LSM_BENCH_LOG sets the Linux server's
+LSM_LOG (default "warn"; e.g. "lsm_core=trace,lsm_linux=trace" to see each settle and event).
 """
 
 from __future__ import annotations
@@ -1104,7 +1105,7 @@ def main() -> int:
     apps = Apps(tmp / "home")
     (tmp / "home").mkdir()
     failures: list[str] = []
-    s = LsmSession("stdio", env=dict(os.environ, LSM_LOG="warn")).open()
+    s = LsmSession("stdio", env=dict(os.environ, LSM_LOG=os.environ.get("LSM_BENCH_LOG", "warn"))).open()
     run = Run(s)
     try:
         for name, fn in APPS.items():

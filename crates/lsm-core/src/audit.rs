@@ -365,6 +365,7 @@ mod tests {
             ElementRef {
                 id: id.into(),
                 native: String::new(),
+                key: String::new(),
                 role: role.into(),
                 name: String::new(),
                 bounds: Some(bounds),

@@ -1,5 +1,6 @@
 //! The one trait each platform implements, and the resolved actions it receives.
 
+use crate::activity::Activity;
 use crate::error::GuiResult;
 use crate::geometry::Point;
 use crate::input::{KeyCombo, MouseButton};
@@ -155,16 +156,6 @@ pub trait DesktopBackend: Send + Sync {
     fn stale(&self) -> Option<String> {
         None
     }
-}
-
-/// The relevant accessibility events (elements added or removed; states, names, values, text
-/// or bounds changed; windows opened or closed) one application has sent, as a backend saw them.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Activity {
-    /// How many were seen since the backend started watching; only grows.
-    pub count: u64,
-    /// When the most recent ones arrived, oldest first (a bounded number of them).
-    pub recent: Vec<std::time::Instant>,
 }
 
 /// Opens the backend on first use (headless safety: nothing connects before a GUI call).

@@ -12,6 +12,7 @@ pub use geometry::{Point, Rect};
 pub use image::{EncodedImage, ImageFormat, RgbaImage};
 pub use input::{KeyCombo, Modifier, MouseButton};
 pub mod action;
+pub mod activity;
 pub mod audit;
 pub mod backend;
 pub mod changes;
@@ -32,9 +33,8 @@ mod step;
 pub mod text;
 pub mod verify;
 
-pub use backend::{
-    ActionOutcome, Activity, BackendAction, BackendConnector, Check, DesktopBackend, NoGui, Target,
-};
+pub use activity::{Activity, ActivityEvent, Reach};
+pub use backend::{ActionOutcome, BackendAction, BackendConnector, Check, DesktopBackend, NoGui, Target};
 pub use limits::Limits;
 pub use model::{BackendInfo, Element, ObserveRequest, RawElement, Screenshot, Snapshot, WindowInfo};
 pub use output::{

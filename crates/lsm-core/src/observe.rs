@@ -119,6 +119,7 @@ pub fn number_elements(
             ElementRef {
                 id,
                 native: r.native,
+                key: r.key,
                 role: r.role,
                 name: r.name,
                 bounds: r.bounds,

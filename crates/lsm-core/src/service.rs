@@ -536,13 +536,20 @@ impl GuiService for LocalGui {
         }
         let specs = parse_actions(&request.actions, &self.limits)?;
         let result = async {
+            let started = std::time::Instant::now();
             let mut judging = self.start_judging(&obs, &request, specs.len()).await?;
+            let judging_began = started.elapsed();
             let mut out = self
                 .run_actions(&obs, &specs, Caller::Model, judging.as_mut())
                 .await?;
+            let ran = started.elapsed();
             if let Some(j) = judging {
                 self.finish_judging(&obs, j, &request, &mut out).await;
             }
+            tracing::debug!(
+                "gui_action: ready to act after {judging_began:?}, acted and settled by {ran:?}, answered by {:?}",
+                started.elapsed()
+            );
             Ok(out)
         }
         .await;

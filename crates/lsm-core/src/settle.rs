@@ -15,7 +15,7 @@
 //! compared now and then, and a change that only pixels show ends the wait once they are
 //! still. An action whose effect the backend read back waits only for the quiet.
 
-use crate::backend::Activity;
+use crate::activity::Activity;
 use crate::changes::pixels_changed_outside;
 use crate::error::{ErrorCode, GuiError, GuiResult};
 use crate::geometry::Rect;
@@ -43,6 +43,11 @@ const REWALK_AFTER: Duration = Duration::from_millis(10);
 /// How long the first walk after an action waits for the action's first event (most come
 /// within a few ms: a D-Bus or X round trip).
 const FIRST_EVENT_WAIT: Duration = Duration::from_millis(8);
+/// The quiet after the first burst of events that starts the first walk: the events of one
+/// reaction come within a millisecond or two of each other; a later one costs a second walk.
+const FIRST_BURST_QUIET: Duration = Duration::from_millis(4);
+/// How often events are looked at while waiting for the first walk.
+const FIRST_EVENT_POLL: Duration = Duration::from_millis(1);
 /// The latest the first walk after an action begins while events keep coming.
 const FIRST_WALK_LATEST: Duration = Duration::from_millis(60);
 /// How often events are looked at while waiting (a read of a counter, no call).
@@ -172,7 +177,7 @@ pub(crate) struct SettleJob<'a> {
 
 /// Events of the activity that came at or after `since`.
 fn events_since(activity: &Activity, since: Instant) -> usize {
-    activity.recent.iter().filter(|&&at| at >= since).count()
+    activity.recent.iter().filter(|e| e.at >= since).count()
 }
 
 impl LocalGui {
@@ -317,19 +322,24 @@ impl LocalGui {
         // before the last of them would have to be repeated.
         loop {
             let waited = actions_end.elapsed();
-            let first_burst = activity().recent.last().copied().filter(|&at| at >= actions_end);
+            let first_burst = activity().last_at().filter(|&at| at >= actions_end);
             let wait = match first_burst {
-                Some(at) => at.elapsed() < REWALK_AFTER && waited < FIRST_WALK_LATEST,
+                Some(at) => at.elapsed() < FIRST_BURST_QUIET && waited < FIRST_WALK_LATEST,
                 None => waited < FIRST_EVENT_WAIT,
             };
             if !wait || waited >= job.bound {
                 break;
             }
-            tokio::time::sleep(EVENT_POLL).await;
+            tokio::time::sleep(FIRST_EVENT_POLL).await;
         }
         let mut walk_began = Instant::now();
+        tracing::trace!("settle: first walk {:?} after the action", actions_end.elapsed());
         let mut last = self.probe(job.request, false).await;
         let (first, mut look_again) = seen_now((job.effect)(&last), actions_end.elapsed());
+        tracing::trace!(
+            "settle: first walk done at {:?}, effect seen {first}",
+            actions_end.elapsed()
+        );
         let mut seen = job.effect_known || first;
         let effect_state = |seen: bool| match (seen, job.effect_known) {
             (false, _) => Effect::Unseen,
@@ -343,16 +353,15 @@ impl LocalGui {
             }
             let now = activity();
             let last_event = now
-                .recent
-                .last()
-                .copied()
+                .last_at()
                 .filter(|&at| at >= actions_end)
                 .unwrap_or(actions_end);
             let since_last = last_event.elapsed();
-            let quiet = since_last >= quiet_needed(actions_end, &now.recent, effect_state(seen));
+            let quiet = since_last >= quiet_needed(actions_end, &now.times(), effect_state(seen));
             let stale = events_since(&now, walk_began) > 0;
             let waited = actions_end.elapsed();
             if quiet && !stale && seen {
+                tracing::trace!("settle: settled at {waited:?}");
                 return Settled { settled: true, last };
             }
             if waited >= job.bound {
@@ -386,6 +395,7 @@ impl LocalGui {
                 !seen && walk_began.elapsed() >= SLOW_POLL
             };
             if rewalk {
+                tracing::trace!("settle: walk again at {waited:?} (stale {stale}, seen {seen})");
                 walk_began = Instant::now();
                 last = self.probe(job.request, false).await;
                 let (now_seen, again) = seen_now((job.effect)(&last), actions_end.elapsed());

@@ -13,6 +13,8 @@ use std::time::{Duration, Instant};
 pub struct ElementRef {
     pub id: String,
     pub native: String,
+    /// The backend's key of the live control ([`crate::RawElement::key`]; may be empty).
+    pub key: String,
     pub role: String,
     pub name: String,
     /// Window-relative bounds at observation time.

@@ -153,9 +153,11 @@ impl LocalGui {
         // ... and, where the application changed since (events came), against its elements now.
         if !judging.pixel_mode {
             if let Ok(backend) = self.backend().await {
-                let moved_on = backend
-                    .activity(&obs.window)
-                    .is_some_and(|a| a.recent.iter().any(|&at| at >= obs.issued));
+                let moved_on = backend.activity(&obs.window).is_some_and(|a| {
+                    let shown: std::collections::HashSet<&str> =
+                        obs.elements.values().map(|e| e.key.as_str()).collect();
+                    a.outdates(obs.issued, judging.complete, |key| shown.contains(key))
+                });
                 if moved_on {
                     let now = self.probe(&judging.request, false).await;
                     if let Some(l) = &now.looked {

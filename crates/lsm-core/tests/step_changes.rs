@@ -74,7 +74,14 @@ impl App {
         recent.sort();
         Some(Activity {
             count: recent.len() as u64,
-            recent,
+            recent: recent
+                .into_iter()
+                .map(|at| ActivityEvent {
+                    at,
+                    source: String::new(),
+                    reach: Reach::Anything,
+                })
+                .collect(),
         })
     }
 }

@@ -8,7 +8,7 @@ use crate::atspi::{
     IFACE_TEXT, IFACE_VALUE, REGISTRY_BUS, REGISTRY_PATH, ROOT_PATH,
 };
 use futures_util::StreamExt;
-use lsm_core::{Activity, GuiResult};
+use lsm_core::{Activity, ActivityEvent, GuiResult, Reach};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -75,6 +75,29 @@ fn is_activity(member: &str, detail: &str) -> bool {
     }
 }
 
+/// States whose change shows, hides or moves elements (a menu opened, a row expanded, a
+/// window minimised): any observation of the application may be out of date after it.
+const LAYOUT_STATES: &[&str] = &[
+    "showing",
+    "visible",
+    "defunct",
+    "expanded",
+    "collapsed",
+    "iconified",
+    "modal",
+    "active",
+];
+
+/// What a relevant event may have changed: a state of its sender that hides, shows or moves
+/// nothing changes only that object.
+fn reach_of(member: &str, detail: &str) -> Reach {
+    if member == "StateChanged" && !LAYOUT_STATES.contains(&detail) {
+        Reach::OwnState
+    } else {
+        Reach::Anything
+    }
+}
+
 /// What the event watcher has seen so far. Cheap to clone.
 #[derive(Clone, Default)]
 pub(crate) struct Events {
@@ -134,7 +157,11 @@ impl Events {
             if app.recent.len() >= RECENT_EVENTS {
                 app.recent.remove(0);
             }
-            app.recent.push(Instant::now());
+            app.recent.push(ActivityEvent {
+                at: Instant::now(),
+                source: obj.encode(),
+                reach: reach_of(member, detail),
+            });
         }
         match member {
             "Create" | "Destroy" => seen.window = Some(Instant::now()),
@@ -396,5 +423,28 @@ impl Atspi {
             .into_iter()
             .filter(|f| has(f, "showing") && (DIALOG_ROLES.contains(&f.role.as_str()) || has(f, "modal")))
             .max_by_key(|f| (has(f, "modal"), has(f, "active"))))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_a_state_that_moves_nothing_reaches_its_sender_alone() {
+        assert_eq!(reach_of("StateChanged", "checked"), Reach::OwnState);
+        assert_eq!(reach_of("StateChanged", "focused"), Reach::OwnState);
+        for layout in ["showing", "visible", "expanded", "defunct"] {
+            assert_eq!(reach_of("StateChanged", layout), Reach::Anything, "{layout}");
+        }
+        for member in [
+            "ChildrenChanged",
+            "TextChanged",
+            "PropertyChange",
+            "BoundsChanged",
+            "Create",
+        ] {
+            assert_eq!(reach_of(member, ""), Reach::Anything, "{member}");
+        }
     }
 }
