@@ -1,0 +1,19 @@
+//! The macOS backend of lsm.
+//!
+//! What it decides is kept apart from the calls that carry it out, so the Linux unit tests run
+//! it: [`geometry`] (global points with a top-left origin on several displays, Retina scale,
+//! window-relative logical points and back), [`join`] (CoreGraphics' window list joined to each
+//! application's Accessibility windows), [`roles`] (AX roles, subroles and attributes to lsm's
+//! roles and states), [`actions`] (which AX action or attribute carries out an lsm action),
+//! [`keys`] (key names to virtual key codes, text to Unicode key events), [`permissions`]
+//! (Accessibility and Screen Recording grants, the login session) and [`walk`] (the element
+//! walk's limits and timeouts over any tree). The Accessibility, CoreGraphics and
+//! ScreenCaptureKit calls come on top of these, compiled for macOS only.
+
+pub mod actions;
+pub mod geometry;
+pub mod join;
+pub mod keys;
+pub mod permissions;
+pub mod roles;
+pub mod walk;
