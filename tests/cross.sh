@@ -2,14 +2,15 @@
 # Type-checks and lints lsm for Windows and macOS, which cannot run here (README "Tests").
 #
 # - Platform-free and backend crates (no TLS, no C built by build scripts): for every target,
-#   x86_64-pc-windows-msvc, x86_64-pc-windows-gnu and aarch64-apple-darwin.
+#   x86_64-pc-windows-msvc, x86_64-pc-windows-gnu, aarch64-apple-darwin and x86_64-apple-darwin
+#   (lsm-macos's Accessibility and CoreGraphics code is compiled only for the darwin targets).
 # - The whole workspace (TLS through ring, which builds C) through x86_64-pc-windows-gnu with
 #   Debian's MinGW cross compiler; ring cannot be built for msvc or darwin from Linux.
 # lsm-linux is Linux-only and left out of the foreign targets.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-targets=(x86_64-pc-windows-msvc x86_64-pc-windows-gnu aarch64-apple-darwin)
+targets=(x86_64-pc-windows-msvc x86_64-pc-windows-gnu aarch64-apple-darwin x86_64-apple-darwin)
 installed=$(rustup target list --installed)
 for t in "${targets[@]}"; do
   grep -qx "$t" <<<"$installed" || rustup target add "$t"
@@ -22,12 +23,12 @@ if ! command -v x86_64-w64-mingw32-gcc >/dev/null; then
 fi
 
 # Crates that must build for every platform without a C toolchain for it.
-portable=(-p lsm-core -p lsm-windows)
-for t in x86_64-pc-windows-msvc aarch64-apple-darwin; do
+portable=(-p lsm-core -p lsm-windows -p lsm-macos)
+for t in x86_64-pc-windows-msvc aarch64-apple-darwin x86_64-apple-darwin; do
   echo "== clippy ${portable[*]} --target $t"
   cargo clippy "${portable[@]}" --all-targets --target "$t" --release --locked -- -D warnings
 done
 echo "== clippy --workspace --exclude lsm-linux --target x86_64-pc-windows-gnu"
 cargo clippy --workspace --exclude lsm-linux --all-targets --target x86_64-pc-windows-gnu --release --locked \
   -- -D warnings
-echo "cross: Windows (msvc, gnu) and macOS (aarch64) type-check and lint clean"
+echo "cross: Windows (msvc, gnu) and macOS (aarch64, x86_64) type-check and lint clean"

@@ -11,9 +11,13 @@
 //! ScreenCaptureKit calls come on top of these, compiled for macOS only.
 
 pub mod actions;
+pub mod ax_errors;
 pub mod geometry;
 pub mod join;
 pub mod keys;
 pub mod permissions;
 pub mod roles;
 pub mod walk;
+
+#[cfg(target_os = "macos")]
+pub mod ax;
