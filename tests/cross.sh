@@ -5,7 +5,9 @@
 #   x86_64-pc-windows-msvc, x86_64-pc-windows-gnu, aarch64-apple-darwin and x86_64-apple-darwin
 #   (lsm-macos's Accessibility and CoreGraphics code is compiled only for the darwin targets).
 # - The whole workspace (TLS through ring, which builds C) through x86_64-pc-windows-gnu with
-#   Debian's MinGW cross compiler; ring cannot be built for msvc or darwin from Linux.
+#   Debian's MinGW cross compiler, and through both darwin targets with zig's C compiler (the
+#   `ziglang` package of tests/requirements.txt) standing in for Apple's clang: ring's C is
+#   compiled for the check only. ring cannot be built for msvc from Linux.
 # lsm-linux is Linux-only and left out of the foreign targets.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -31,4 +33,23 @@ done
 echo "== clippy --workspace --exclude lsm-linux --target x86_64-pc-windows-gnu"
 cargo clippy --workspace --exclude lsm-linux --all-targets --target x86_64-pc-windows-gnu --release --locked \
   -- -D warnings
-echo "cross: Windows (msvc, gnu) and macOS (aarch64, x86_64) type-check and lint clean"
+# ring's C for darwin through zig's C compiler (cc-rs speaks clang's target spelling, zig its own).
+zig_py="$PWD/.venv/bin/python"
+"$zig_py" -m ziglang version >/dev/null 2>&1 || "$zig_py" -m pip install -q -r tests/requirements.txt
+wrap=$(mktemp -d)
+trap 'rm -rf "$wrap"' EXIT
+printf '#!/usr/bin/env bash\nexec "%s" -m ziglang ar "$@"\n' "$zig_py" >"$wrap/ar"
+for arch in aarch64 x86_64; do
+  {
+    echo '#!/usr/bin/env bash'
+    echo 'args=()'
+    echo 'for a in "$@"; do case "$a" in --target=*|-mmacosx-version-min=*) ;; *) args+=("$a") ;; esac; done'
+    echo "exec \"$zig_py\" -m ziglang cc -target $arch-macos \"\${args[@]}\""
+  } >"$wrap/cc-$arch"
+  chmod +x "$wrap/cc-$arch" "$wrap/ar"
+  t=$arch-apple-darwin
+  echo "== clippy --workspace --exclude lsm-linux --target $t (ring's C through zig cc)"
+  env "CC_${arch}_apple_darwin=$wrap/cc-$arch" "AR_${arch}_apple_darwin=$wrap/ar" \
+    cargo clippy --workspace --exclude lsm-linux --all-targets --target "$t" --release --locked -- -D warnings
+done
+echo "cross: Windows (msvc, gnu) and macOS (aarch64, x86_64; the whole workspace) type-check and lint clean"
