@@ -21,3 +21,5 @@ pub mod walk;
 
 #[cfg(target_os = "macos")]
 pub mod ax;
+#[cfg(target_os = "macos")]
+pub mod cg;
