@@ -16,6 +16,7 @@ pub mod geometry;
 pub mod join;
 pub mod keys;
 pub mod permissions;
+pub mod pointer;
 pub mod roles;
 pub mod walk;
 

@@ -1,0 +1,112 @@
+//! Posts Quartz events at the HID level: the mouse steps of [`crate::pointer`], scroll wheels,
+//! key codes with their modifier flags, and Unicode text in chunks. What to post is decided in
+//! the platform-free modules; here it is only sent, in order.
+
+use crate::pointer::{MouseStep, QuartzButton};
+use lsm_core::{GuiError, GuiResult};
+use objc2_core_foundation::{CFRetained, CGPoint};
+use objc2_core_graphics::{
+    CGEvent, CGEventField, CGEventFlags, CGEventTapLocation, CGEventType, CGMouseButton, CGScrollEventUnit,
+};
+
+fn created(event: Option<CFRetained<CGEvent>>) -> GuiResult<CFRetained<CGEvent>> {
+    event.ok_or_else(|| GuiError::backend("Quartz could not create the input event"))
+}
+
+fn post(event: &CGEvent) {
+    CGEvent::post(CGEventTapLocation::HIDEventTap, Some(event));
+}
+
+fn kinds(button: QuartzButton) -> (CGEventType, CGEventType, CGEventType, CGMouseButton) {
+    match button {
+        QuartzButton::Left => (
+            CGEventType::LeftMouseDown,
+            CGEventType::LeftMouseUp,
+            CGEventType::LeftMouseDragged,
+            CGMouseButton::Left,
+        ),
+        QuartzButton::Right => (
+            CGEventType::RightMouseDown,
+            CGEventType::RightMouseUp,
+            CGEventType::RightMouseDragged,
+            CGMouseButton::Right,
+        ),
+        QuartzButton::Middle => (
+            CGEventType::OtherMouseDown,
+            CGEventType::OtherMouseUp,
+            CGEventType::OtherMouseDragged,
+            CGMouseButton::Center,
+        ),
+    }
+}
+
+/// Posts the mouse steps in order.
+pub fn post_mouse(steps: &[MouseStep]) -> GuiResult<()> {
+    for step in steps {
+        let (kind, x, y, button, click_state) = match *step {
+            MouseStep::Move { x, y } => (CGEventType::MouseMoved, x, y, CGMouseButton::Left, None),
+            MouseStep::Down {
+                x,
+                y,
+                button,
+                click_state,
+            } => {
+                let (down, _, _, b) = kinds(button);
+                (down, x, y, b, Some(click_state))
+            }
+            MouseStep::Up {
+                x,
+                y,
+                button,
+                click_state,
+            } => {
+                let (_, up, _, b) = kinds(button);
+                (up, x, y, b, Some(click_state))
+            }
+            MouseStep::Dragged { x, y, button } => {
+                let (_, _, dragged, b) = kinds(button);
+                (dragged, x, y, b, None)
+            }
+        };
+        let event = created(CGEvent::new_mouse_event(None, kind, CGPoint { x, y }, button))?;
+        if let Some(n) = click_state {
+            CGEvent::set_integer_value_field(Some(&event), CGEventField::MouseEventClickState, n);
+        }
+        post(&event);
+    }
+    Ok(())
+}
+
+/// Posts one scroll of whole lines (`vertical`, `horizontal`: Quartz's signs, positive up/left).
+pub fn post_scroll(vertical: i32, horizontal: i32) -> GuiResult<()> {
+    let event = created(CGEvent::new_scroll_wheel_event2(
+        None,
+        CGScrollEventUnit::Line,
+        2,
+        vertical,
+        horizontal,
+        0,
+    ))?;
+    post(&event);
+    Ok(())
+}
+
+/// Posts one key transition of a virtual key code with the modifier flags that hold.
+pub fn post_key(code: u16, down: bool, flags: u64) -> GuiResult<()> {
+    let event = created(CGEvent::new_keyboard_event(None, code, down))?;
+    CGEvent::set_flags(Some(&event), CGEventFlags(flags));
+    post(&event);
+    Ok(())
+}
+
+/// Types one chunk of UTF-16 text (at most 20 units, split by the keys module so that no
+/// surrogate pair is cut) as a key down and up carrying the string.
+pub fn post_unicode(chunk: &[u16]) -> GuiResult<()> {
+    for down in [true, false] {
+        let event = created(CGEvent::new_keyboard_event(None, 0, down))?;
+        // SAFETY: the pointer and length describe `chunk`, alive for the call.
+        unsafe { CGEvent::keyboard_set_unicode_string(Some(&event), chunk.len() as _, chunk.as_ptr()) };
+        post(&event);
+    }
+    Ok(())
+}
