@@ -12,6 +12,7 @@
 
 pub mod actions;
 pub mod ax_errors;
+pub mod capture;
 pub mod geometry;
 pub mod join;
 pub mod keys;
