@@ -1,5 +1,8 @@
 //! The Accessibility (AX) calls of the macOS backend: one element's attributes, actions and
-//! settable attributes ([`element`]). Compiled for macOS only; what the answers mean is decided
+//! settable attributes ([`element`]), per-application set-up and raising ([`app`]), and whether
+//! Accessibility is granted ([`trust`]). Compiled for macOS only; what the answers mean is decided
 //! in the platform-free modules ([`crate::roles`], [`crate::actions`], [`crate::ax_errors`]).
 
+pub mod app;
 pub mod element;
+pub mod trust;

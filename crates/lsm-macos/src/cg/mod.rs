@@ -4,4 +4,5 @@
 //! ([`crate::join`], [`crate::geometry`]).
 
 pub mod input;
+pub mod session;
 pub mod windows;
