@@ -114,6 +114,38 @@ pub fn decode_png(bytes: &[u8]) -> GuiResult<RgbaImage> {
     RgbaImage::new(info.width, info.height, data)
 }
 
+/// A screenshot as ScreenCaptureKit hands it over (SDR: 8-bit BGRA, premultiplied, rows
+/// `bytes_per_row` apart, which may be padded) as tight RGBA.
+pub fn bgra_rows_to_rgba(
+    width: usize,
+    height: usize,
+    bytes_per_row: usize,
+    data: &[u8],
+) -> GuiResult<RgbaImage> {
+    let short = || GuiError::backend("the captured picture is shorter than its size says");
+    if width == 0 || height == 0 || bytes_per_row < width * 4 {
+        return Err(short());
+    }
+    let needed = bytes_per_row
+        .checked_mul(height - 1)
+        .and_then(|n| n.checked_add(width * 4))
+        .ok_or_else(short)?;
+    if data.len() < needed {
+        return Err(short());
+    }
+    let mut rgba = Vec::with_capacity(width * height * 4);
+    for row in data.chunks(bytes_per_row).take(height) {
+        for p in row[..width * 4].chunks_exact(4) {
+            rgba.extend_from_slice(&[p[2], p[1], p[0], p[3]]);
+        }
+    }
+    let (w, h) = (
+        u32::try_from(width).map_err(|_| short())?,
+        u32::try_from(height).map_err(|_| short())?,
+    );
+    RgbaImage::new(w, h, rgba)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -145,6 +177,25 @@ mod tests {
         let rgba = png_of(1, 1, png::ColorType::Rgba, &[9, 8, 7, 6]);
         assert_eq!(decode_png(&rgba).expect("rgba").data, vec![9, 8, 7, 6]);
         assert!(decode_png(b"not a png").is_err());
+    }
+
+    #[test]
+    fn padded_bgra_rows_become_tight_rgba() {
+        // 2x2 pixels, rows padded to 12 bytes.
+        let data = [
+            1, 2, 3, 4, 5, 6, 7, 8, 0, 0, 0, 0, //
+            9, 10, 11, 12, 13, 14, 15, 16, 0, 0, 0, 0,
+        ];
+        let img = bgra_rows_to_rgba(2, 2, 12, &data).expect("image");
+        assert_eq!(
+            img.data,
+            vec![3, 2, 1, 4, 7, 6, 5, 8, 11, 10, 9, 12, 15, 14, 13, 16]
+        );
+        // The last row need not carry its padding.
+        assert!(bgra_rows_to_rgba(2, 2, 12, &data[..20]).is_ok());
+        assert!(bgra_rows_to_rgba(2, 2, 12, &data[..19]).is_err());
+        assert!(bgra_rows_to_rgba(2, 2, 4, &data).is_err());
+        assert!(bgra_rows_to_rgba(0, 2, 12, &data).is_err());
     }
 
     #[tokio::test]

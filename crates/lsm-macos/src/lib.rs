@@ -25,3 +25,5 @@ pub mod walk;
 pub mod ax;
 #[cfg(target_os = "macos")]
 pub mod cg;
+#[cfg(target_os = "macos")]
+pub mod sck;
