@@ -8,10 +8,13 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
+/// The version and the commit it was built from.
+const VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), " (", env!("LSM_COMMIT"), ")");
+
 #[derive(Parser)]
 #[command(
     name = "lsm",
-    version,
+    version = VERSION,
     about = "See and operate desktop applications through MCP"
 )]
 struct Cli {
