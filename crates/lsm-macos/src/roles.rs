@@ -161,7 +161,8 @@ pub struct AxState {
     pub focus_settable: bool,
     /// AXSelected.
     pub selected: Option<bool>,
-    /// AXExpanded (outline rows, combo boxes, menus) or AXDisclosing (outline rows).
+    /// AXExpanded (combo boxes, menus) or AXDisclosing (outline rows). `None` for a leaf row
+    /// (no disclosure triangle): AXDisclosing is false there too, and it is not `collapsed`.
     pub expanded: Option<bool>,
     /// AXValue for the roles where [`value_is_toggle`].
     pub toggle: Option<Toggle>,
