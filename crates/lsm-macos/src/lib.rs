@@ -19,6 +19,8 @@ pub mod keys;
 pub mod permissions;
 pub mod pointer;
 pub mod roles;
+#[cfg(unix)]
+pub mod session;
 pub mod walk;
 
 #[cfg(target_os = "macos")]
