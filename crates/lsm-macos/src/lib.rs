@@ -18,6 +18,7 @@ pub mod join;
 pub mod keys;
 pub mod permissions;
 pub mod pointer;
+pub mod registry;
 pub mod roles;
 #[cfg(unix)]
 pub mod session;

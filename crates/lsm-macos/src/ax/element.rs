@@ -71,6 +71,14 @@ impl AxElement {
         app
     }
 
+    /// The system-wide element (the focused application, the element at a point).
+    pub fn system_wide(timeout: Duration) -> Self {
+        // SAFETY: creating the system-wide element has no precondition.
+        let system = Self(unsafe { AXUIElement::new_system_wide() });
+        system.set_timeout(timeout);
+        system
+    }
+
     /// Bounds every later call on this element (and, for an application element, on all of
     /// its elements) by `timeout`.
     pub fn set_timeout(&self, timeout: Duration) {

@@ -4,5 +4,6 @@
 //! in the platform-free modules ([`crate::roles`], [`crate::actions`], [`crate::ax_errors`]).
 
 pub mod app;
+pub mod context;
 pub mod element;
 pub mod trust;

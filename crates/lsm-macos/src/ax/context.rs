@@ -1,0 +1,119 @@
+//! What the Accessibility worker thread owns: one application element per process (each with
+//! its messaging timeout), the elements of recent walks under their handles, and which
+//! processes were asked to build their trees. Everything here runs on that one thread
+//! ([`crate::worker::Worker`]); nothing in it crosses threads.
+
+use super::app::Awakened;
+use super::element::{AxElement, AxValue};
+use crate::ax_errors::AxFailure;
+use crate::registry::Registry;
+use std::collections::HashMap;
+use std::time::Duration;
+
+/// How long one Accessibility message to an application may take: a hung application costs
+/// this once per call, then the call stops reading it.
+pub const MESSAGE_TIMEOUT: Duration = Duration::from_millis(1500);
+
+/// The attributes of a window read for the window list, in one message.
+pub const WINDOW_ATTRIBUTES: &[&str] = &[
+    "AXTitle",
+    "AXPosition",
+    "AXSize",
+    "AXMinimized",
+    "AXMain",
+    "AXFocused",
+    "AXSubrole",
+    "AXModal",
+];
+
+/// One of an application's windows as Accessibility describes it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AxWindowRead {
+    /// Its handle in the registry.
+    pub handle: String,
+    pub index: usize,
+    pub title: String,
+    pub position: Option<(f64, f64)>,
+    pub size: Option<(f64, f64)>,
+    pub minimized: bool,
+    pub main: bool,
+    pub focused: bool,
+    pub subrole: String,
+    pub modal: bool,
+}
+
+#[derive(Default)]
+pub struct AxContext {
+    apps: HashMap<i32, AxElement>,
+    pub awakened: Awakened,
+    pub elements: Registry<AxElement>,
+}
+
+impl AxContext {
+    /// The application element of a process, made once.
+    pub fn app(&mut self, pid: i32) -> AxElement {
+        self.apps
+            .entry(pid)
+            .or_insert_with(|| AxElement::application(pid, MESSAGE_TIMEOUT))
+            .clone()
+    }
+
+    /// Forgets processes that are gone (their elements answer nothing any more).
+    pub fn keep_only(&mut self, live: &[i32]) {
+        self.apps.retain(|pid, _| live.contains(pid));
+    }
+
+    /// The application's windows (`AXWindows`), each read in one message and kept in the
+    /// registry. A note comes back the first time the application was asked to build its tree.
+    pub fn windows_of(&mut self, pid: i32) -> Result<(Vec<AxWindowRead>, Option<String>), AxFailure> {
+        let app = self.app(pid);
+        let note = self.awakened.ensure(&app, pid);
+        let windows = match app.attribute("AXWindows")? {
+            AxValue::Elements(w) => w,
+            _ => Vec::new(),
+        };
+        let mut read = Vec::with_capacity(windows.len());
+        for (index, w) in windows.into_iter().enumerate() {
+            let values = match w.attributes(WINDOW_ATTRIBUTES) {
+                Ok(v) => v,
+                // A window that closed while being read is simply not there.
+                Err(AxFailure::Gone) => continue,
+                Err(e) => return Err(e),
+            };
+            let text = |i: usize| {
+                values
+                    .get(i)
+                    .and_then(|v| v.text())
+                    .unwrap_or_default()
+                    .to_string()
+            };
+            let flag = |i: usize| values.get(i).and_then(|v| v.flag()).unwrap_or(false);
+            let pair = |i: usize| match values.get(i) {
+                Some(AxValue::Point(x, y)) | Some(AxValue::Size(x, y)) => Some((*x, *y)),
+                _ => None,
+            };
+            read.push(AxWindowRead {
+                handle: self.elements.keep(w),
+                index,
+                title: text(0),
+                position: pair(1),
+                size: pair(2),
+                minimized: flag(3),
+                main: flag(4),
+                focused: flag(5),
+                subrole: text(6),
+                modal: flag(7),
+            });
+        }
+        Ok((read, note))
+    }
+
+    /// The process of the application with the keyboard focus (the frontmost one).
+    pub fn frontmost_pid(&mut self) -> Option<i32> {
+        let system = AxElement::system_wide(MESSAGE_TIMEOUT);
+        match system.attribute("AXFocusedApplication").ok()? {
+            AxValue::Element(app) => app.pid(),
+            _ => None,
+        }
+    }
+}
