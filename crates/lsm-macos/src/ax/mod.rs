@@ -3,6 +3,7 @@
 //! Accessibility is granted ([`trust`]). Compiled for macOS only; what the answers mean is decided
 //! in the platform-free modules ([`crate::roles`], [`crate::actions`], [`crate::ax_errors`]).
 
+pub mod act;
 pub mod app;
 pub mod context;
 pub mod element;
