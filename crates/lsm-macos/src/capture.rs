@@ -32,6 +32,33 @@ impl CapturePath {
     }
 }
 
+/// The first macOS with ScreenCaptureKit's screenshot API (`SCScreenshotManager`).
+pub const SCK_SCREENSHOT_SINCE: u32 = 14;
+
+/// The major version in a `sw_vers -productVersion` / `kern.osproductversion` string ("14.4.1").
+pub fn macos_major(product_version: &str) -> Option<u32> {
+    product_version.trim().split('.').next()?.parse().ok()
+}
+
+/// The capture paths to try, in order, and why ScreenCaptureKit is not among them when it is not.
+pub fn capture_paths(major: Option<u32>) -> (Vec<CapturePath>, Option<String>) {
+    match major {
+        Some(m) if m >= SCK_SCREENSHOT_SINCE => {
+            (vec![CapturePath::ScreenCaptureKit, CapturePath::ScreenCaptureTool], None)
+        }
+        Some(m) => (
+            vec![CapturePath::ScreenCaptureTool],
+            Some(format!(
+                "macOS {m} has no ScreenCaptureKit screenshots (macOS {SCK_SCREENSHOT_SINCE}+): captured with screencapture"
+            )),
+        ),
+        None => (
+            vec![CapturePath::ScreenCaptureKit, CapturePath::ScreenCaptureTool],
+            None,
+        ),
+    }
+}
+
 /// The arguments for one window: no sound (`-x`), no shadow (`-o`, so the picture is the window's
 /// frame and nothing around it), that window only (`-l`), PNG, to `out`.
 pub fn screencapture_args(window_number: u32, out: &Path) -> Vec<String> {
@@ -160,6 +187,23 @@ mod tests {
             w.write_image_data(data).expect("data");
         }
         out
+    }
+
+    #[test]
+    fn screencapturekit_first_from_macos_14() {
+        assert_eq!(macos_major("14.4.1"), Some(14));
+        assert_eq!(macos_major(" 13.6\n"), Some(13));
+        assert_eq!(macos_major("junk"), None);
+        let (paths, why) = capture_paths(Some(15));
+        assert_eq!(
+            paths,
+            vec![CapturePath::ScreenCaptureKit, CapturePath::ScreenCaptureTool]
+        );
+        assert!(why.is_none());
+        let (paths, why) = capture_paths(Some(13));
+        assert_eq!(paths, vec![CapturePath::ScreenCaptureTool]);
+        assert!(why.is_some_and(|w| w.contains("macOS 13")));
+        assert_eq!(capture_paths(None).0.len(), 2);
     }
 
     #[test]

@@ -3,6 +3,8 @@
 //! whatever covers it), a screenshot at the window's own pixel size without cursor or shadow.
 //! Compiled for macOS only; the pixel conversion is platform-free ([`crate::capture`]).
 
+pub mod shot;
+
 use crate::capture::bgra_rows_to_rgba;
 use block2::RcBlock;
 use lsm_core::{ErrorCode, GuiError, GuiResult, RgbaImage};
