@@ -23,6 +23,13 @@ pub struct GlobalPoint {
     pub y: f64,
 }
 
+/// A size in points (`AXSize`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PointSize {
+    pub width: f64,
+    pub height: f64,
+}
+
 /// A rectangle in points: global (top-left origin) unless said otherwise.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct PointRect {
