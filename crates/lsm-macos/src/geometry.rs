@@ -40,8 +40,19 @@ pub struct PointRect {
 }
 
 impl PointRect {
-    pub fn new(x: f64, y: f64, width: f64, height: f64) -> Self {
+    pub const fn new(x: f64, y: f64, width: f64, height: f64) -> Self {
         Self { x, y, width, height }
+    }
+
+    pub fn origin(&self) -> GlobalPoint {
+        GlobalPoint { x: self.x, y: self.y }
+    }
+
+    pub fn size(&self) -> PointSize {
+        PointSize {
+            width: self.width,
+            height: self.height,
+        }
     }
 
     pub fn right(&self) -> f64 {

@@ -126,7 +126,8 @@ pub struct ListedWindow {
     /// CoreGraphics' bounds, else the AX window's whole frame.
     pub frame: Option<PointRect>,
     pub minimized: bool,
-    /// On screen on another Space: a normal window off screen, neither minimized nor hidden.
+    /// On another Space: a normal window CoreGraphics has off screen, neither minimized nor
+    /// of a hidden application.
     pub other_space: bool,
     /// Its application is hidden.
     pub hidden: bool,
@@ -221,18 +222,17 @@ fn join_app(cgs: &[&CgWindow], axs: &[AxWindow]) -> AppJoin {
     let cg_title = |i: usize| usable_title(cgs[i].title.as_deref());
     let ax_title = |j: usize| usable_title(Some(axs[j].title.as_str()));
     let link = |i: usize, j: usize, fit: Fit| {
+        let index = axs[j].index;
         let titles_differ = matches!((cg_title(i), ax_title(j)), (Some(a), Some(b)) if a != b);
-        match (fit, titles_differ) {
-            (Fit::Part, _) => AxMatch::Probable {
-                index: axs[j].index,
-                doubt: Doubt::PartialFrame,
-            },
-            (Fit::Whole, true) => AxMatch::Probable {
-                index: axs[j].index,
-                doubt: Doubt::TitleDiffers,
-            },
-            (Fit::Whole, false) => AxMatch::Certain(axs[j].index),
-        }
+        let doubt = match (fit, titles_differ) {
+            (Fit::Part, _) => Some(Doubt::PartialFrame),
+            (Fit::Whole, true) => Some(Doubt::TitleDiffers),
+            (Fit::Whole, false) => None,
+        };
+        doubt.map_or(AxMatch::Certain(index), |doubt| AxMatch::Probable {
+            index,
+            doubt,
+        })
     };
     for i in 0..n {
         let cg_group: Vec<usize> = (0..n).filter(|&k| roots[k] == roots[i]).collect();
@@ -400,14 +400,8 @@ mod tests {
         AxWindow {
             index,
             title: title.into(),
-            position: Some(GlobalPoint {
-                x: frame.x,
-                y: frame.y,
-            }),
-            size: Some(PointSize {
-                width: frame.width,
-                height: frame.height,
-            }),
+            position: Some(frame.origin()),
+            size: Some(frame.size()),
             subrole: Some("AXStandardWindow".into()),
             ..AxWindow::default()
         }
@@ -421,18 +415,13 @@ mod tests {
         }
     }
 
-    const A: PointRect = PointRect {
-        x: 100.0,
-        y: 100.0,
-        width: 800.0,
-        height: 600.0,
-    };
-    const B: PointRect = PointRect {
-        x: 150.0,
-        y: 130.0,
-        width: 800.0,
-        height: 600.0,
-    };
+    const A: PointRect = PointRect::new(100.0, 100.0, 800.0, 600.0);
+    const B: PointRect = PointRect::new(150.0, 130.0, 800.0, 600.0);
+
+    fn focused(list: &[ListedWindow]) -> Vec<Option<u32>> {
+        let focused: Vec<ListedWindow> = list.iter().filter(|w| w.focused).cloned().collect();
+        numbers(&focused)
+    }
 
     fn numbers(list: &[ListedWindow]) -> Vec<Option<u32>> {
         list.iter().map(|w| w.cg.as_ref().map(|c| c.number)).collect()
@@ -455,12 +444,14 @@ mod tests {
     #[test]
     fn same_title_same_frame_neither_is_joined() {
         let cgs = [cg(10, 7, Some("Untitled"), A), cg(11, 7, Some("Untitled"), A)];
-        let apps = [app(7, vec![ax(0, "Untitled", A), ax(1, "Untitled", A)])];
+        let mut focused_one = ax(0, "Untitled", A);
+        focused_one.focused = true;
+        let apps = [app(7, vec![focused_one, ax(1, "Untitled", A)])];
         let list = list_windows(&cgs, &apps, Some(7));
         assert_eq!(list.len(), 2);
         for w in &list {
             assert_eq!(w.ax, AxMatch::Ambiguous { candidates: 2 }, "{w:?}");
-            assert!(!w.focused);
+            assert!(!w.focused, "the focused AX window is not known to be either");
         }
         // With no CG titles (no Screen Recording) and different AX titles: still a tie.
         let cgs = [cg(10, 7, None, A), cg(11, 7, None, A)];
@@ -633,12 +624,7 @@ mod tests {
             app(8, vec![ax(0, "X", A)]),
         ];
         let list = list_windows(&cgs, &apps, Some(7));
-        let focused: Vec<_> = list
-            .iter()
-            .filter(|w| w.focused)
-            .map(|w| w.cg.as_ref().map(|c| c.number))
-            .collect();
-        assert_eq!(focused, vec![Some(11)]);
+        assert_eq!(focused(&list), vec![Some(11)]);
         // Another application in front: none of app 7's.
         let list = list_windows(&cgs, &apps, Some(8));
         assert!(list.iter().all(|w| !w.focused), "app 8 has no focused AX window");
@@ -646,12 +632,7 @@ mod tests {
         front.focused = false;
         let apps = [app(7, vec![back, front])];
         let list = list_windows(&cgs, &apps, Some(7));
-        let focused: Vec<_> = list
-            .iter()
-            .filter(|w| w.focused)
-            .map(|w| w.cg.as_ref().map(|c| c.number))
-            .collect();
-        assert_eq!(focused, vec![Some(10)]);
+        assert_eq!(focused(&list), vec![Some(10)]);
         // No frontmost application known: nothing is focused.
         assert!(list_windows(&cgs, &apps, None).iter().all(|w| !w.focused));
     }
