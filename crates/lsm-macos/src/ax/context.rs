@@ -6,6 +6,8 @@
 use super::app::Awakened;
 use super::element::{AxElement, AxValue};
 use crate::ax_errors::AxFailure;
+use crate::geometry::{GlobalPoint, PointSize};
+use crate::join::AxWindow;
 use crate::registry::Registry;
 use std::collections::HashMap;
 use std::time::Duration;
@@ -26,20 +28,11 @@ pub const WINDOW_ATTRIBUTES: &[&str] = &[
     "AXModal",
 ];
 
-/// One of an application's windows as Accessibility describes it.
+/// One of an application's windows as Accessibility describes it, with the handle of its element.
 #[derive(Debug, Clone, PartialEq)]
 pub struct AxWindowRead {
-    /// Its handle in the registry.
     pub handle: String,
-    pub index: usize,
-    pub title: String,
-    pub position: Option<(f64, f64)>,
-    pub size: Option<(f64, f64)>,
-    pub minimized: bool,
-    pub main: bool,
-    pub focused: bool,
-    pub subrole: String,
-    pub modal: bool,
+    pub window: AxWindow,
 }
 
 #[derive(Default)]
@@ -88,24 +81,40 @@ impl AxContext {
                     .to_string()
             };
             let flag = |i: usize| values.get(i).and_then(|v| v.flag()).unwrap_or(false);
-            let pair = |i: usize| match values.get(i) {
-                Some(AxValue::Point(x, y)) | Some(AxValue::Size(x, y)) => Some((*x, *y)),
+            let point = |i: usize| match values.get(i) {
+                Some(AxValue::Point(x, y)) => Some(GlobalPoint { x: *x, y: *y }),
                 _ => None,
             };
+            let size = |i: usize| match values.get(i) {
+                Some(AxValue::Size(width, height)) => Some(PointSize {
+                    width: *width,
+                    height: *height,
+                }),
+                _ => None,
+            };
+            let subrole = text(6);
             read.push(AxWindowRead {
                 handle: self.elements.keep(w),
-                index,
-                title: text(0),
-                position: pair(1),
-                size: pair(2),
-                minimized: flag(3),
-                main: flag(4),
-                focused: flag(5),
-                subrole: text(6),
-                modal: flag(7),
+                window: AxWindow {
+                    index,
+                    title: text(0),
+                    position: point(1),
+                    size: size(2),
+                    minimized: flag(3),
+                    main: flag(4),
+                    focused: flag(5),
+                    subrole: (!subrole.is_empty()).then_some(subrole),
+                    modal: flag(7),
+                },
             });
         }
         Ok((read, note))
+    }
+
+    /// Whether the application is hidden (Command-H): its windows are off screen, neither
+    /// minimized nor on another Space.
+    pub fn hidden(&mut self, pid: i32) -> Result<bool, AxFailure> {
+        Ok(self.app(pid).attribute("AXHidden")?.flag().unwrap_or(false))
     }
 
     /// The process of the application with the keyboard focus (the frontmost one).

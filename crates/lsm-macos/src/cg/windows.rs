@@ -3,6 +3,8 @@
 //! is granted), the active displays with their bounds in global points and backing scale, and
 //! `CGPreflightScreenCaptureAccess`.
 
+use crate::geometry::{Display, PointRect};
+use crate::join::CgWindow;
 use objc2_core_foundation::{CFArray, CFBoolean, CFDictionary, CFNumber, CFRetained, CFString, CFType};
 use objc2_core_graphics::{
     kCGWindowAlpha, kCGWindowBounds, kCGWindowIsOnscreen, kCGWindowLayer, kCGWindowName, kCGWindowNumber,
@@ -11,35 +13,9 @@ use objc2_core_graphics::{
     CGWindowListCopyWindowInfo, CGWindowListOption,
 };
 
-/// One window as the window server lists it, front to back.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ServerWindow {
-    pub number: u32,
-    pub pid: i32,
-    pub owner: String,
-    /// Present only where Screen Recording is granted to this process.
-    pub title: Option<String>,
-    /// Global points, top-left origin: x, y, width, height.
-    pub bounds: [f64; 4],
-    pub layer: i32,
-    pub on_screen: bool,
-    pub alpha: f64,
-}
-
-/// One active display.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ServerDisplay {
-    pub id: u32,
-    /// Global points, top-left origin: x, y, width, height.
-    pub bounds: [f64; 4],
-    /// Pixels per point (2 on Retina).
-    pub scale: f64,
-    pub main: bool,
-}
-
 /// Every window the window server knows, on screen or not (minimized ones and those of other
 /// Spaces are then flagged by the join, never silently dropped), desktop elements left out.
-pub fn server_windows() -> Vec<ServerWindow> {
+pub fn server_windows() -> Vec<CgWindow> {
     let Some(list) = CGWindowListCopyWindowInfo(CGWindowListOption::ExcludeDesktopElements, 0) else {
         return Vec::new();
     };
@@ -49,7 +25,7 @@ pub fn server_windows() -> Vec<ServerWindow> {
     list.iter().filter_map(|w| window_of(&w)).collect()
 }
 
-fn window_of(w: &CFDictionary<CFString, CFType>) -> Option<ServerWindow> {
+fn window_of(w: &CFDictionary<CFString, CFType>) -> Option<CgWindow> {
     // SAFETY: the keys are the window server's own constant strings.
     let (number, pid, owner, name, bounds, layer, on_screen, alpha) = unsafe {
         (
@@ -81,12 +57,12 @@ fn window_of(w: &CFDictionary<CFString, CFType>) -> Option<ServerWindow> {
             .and_then(|v| v.downcast::<CFNumber>().ok())
             .and_then(|n| n.as_f64())
     };
-    Some(ServerWindow {
+    Some(CgWindow {
         number: number_of(number)? as u32,
         pid: number_of(pid)? as i32,
-        owner: text_of(owner).unwrap_or_default(),
+        owner_name: text_of(owner).unwrap_or_default(),
         title: text_of(name),
-        bounds: [part("X")?, part("Y")?, part("Width")?, part("Height")?],
+        bounds: PointRect::new(part("X")?, part("Y")?, part("Width")?, part("Height")?),
         layer: number_of(layer).unwrap_or(0.0) as i32,
         on_screen: w
             .get(on_screen)
@@ -96,8 +72,8 @@ fn window_of(w: &CFDictionary<CFString, CFType>) -> Option<ServerWindow> {
     })
 }
 
-/// The active displays (at most 32).
-pub fn server_displays() -> Vec<ServerDisplay> {
+/// The active displays (at most 32), the main one first.
+pub fn server_displays() -> Vec<Display> {
     let mut ids: [CGDirectDisplayID; 32] = [0; 32];
     let mut count: u32 = 0;
     // SAFETY: both pointers are valid for the sizes given.
@@ -106,25 +82,27 @@ pub fn server_displays() -> Vec<ServerDisplay> {
         return Vec::new();
     }
     let main = CGMainDisplayID();
-    ids.iter()
+    let mut displays: Vec<(bool, Display)> = ids
+        .iter()
         .take(count as usize)
         .map(|&id| {
             let b = CGDisplayBounds(id);
             let mode = CGDisplayCopyDisplayMode(id);
             let points = CGDisplayMode::width(mode.as_deref()) as f64;
             let pixels = CGDisplayMode::pixel_width(mode.as_deref()) as f64;
-            ServerDisplay {
-                id,
-                bounds: [b.origin.x, b.origin.y, b.size.width, b.size.height],
+            let display = Display {
+                frame: PointRect::new(b.origin.x, b.origin.y, b.size.width, b.size.height),
                 scale: if points > 0.0 && pixels > 0.0 {
                     pixels / points
                 } else {
                     1.0
                 },
-                main: id == main,
-            }
+            };
+            (id == main, display)
         })
-        .collect()
+        .collect();
+    displays.sort_by_key(|(is_main, _)| !is_main);
+    displays.into_iter().map(|(_, d)| d).collect()
 }
 
 /// Whether this process may capture other applications' windows (and read their titles),
