@@ -2,6 +2,7 @@
 //! key codes with their modifier flags, and Unicode text in chunks. What to post is decided in
 //! the platform-free modules; here it is only sent, in order.
 
+use crate::keys::{KeyEvent, TypeStep};
 use crate::pointer::{MouseStep, QuartzButton};
 use lsm_core::{GuiError, GuiResult};
 use objc2_core_foundation::{CFRetained, CGPoint};
@@ -107,6 +108,41 @@ pub fn post_unicode(chunk: &[u16]) -> GuiResult<()> {
         // SAFETY: the pointer and length describe `chunk`, alive for the call.
         unsafe { CGEvent::keyboard_set_unicode_string(Some(&event), chunk.len() as _, chunk.as_ptr()) };
         post(&event);
+    }
+    Ok(())
+}
+
+/// Posts a combo's events in order (see [`crate::keys::combo_events`]).
+pub fn post_key_events(events: &[KeyEvent]) -> GuiResult<()> {
+    for e in events {
+        match e {
+            KeyEvent::Key { code, down, flags } => post_key(*code, *down, *flags)?,
+            KeyEvent::Text { text, down, flags } => {
+                let units: Vec<u16> = text.encode_utf16().collect();
+                let event = created(CGEvent::new_keyboard_event(None, 0, *down))?;
+                CGEvent::set_flags(Some(&event), CGEventFlags(*flags));
+                // SAFETY: the pointer and length describe `units`, alive for the call.
+                unsafe {
+                    CGEvent::keyboard_set_unicode_string(Some(&event), units.len() as _, units.as_ptr())
+                };
+                post(&event);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Types a plan's steps in order (see [`crate::keys::type_plan`]): text chunks as Unicode key
+/// events, line breaks and tabs as their keys.
+pub fn post_type_plan(steps: &[TypeStep]) -> GuiResult<()> {
+    for step in steps {
+        match step {
+            TypeStep::Text(text) => post_unicode(&text.encode_utf16().collect::<Vec<u16>>())?,
+            TypeStep::Key(code) => {
+                post_key(*code, true, 0)?;
+                post_key(*code, false, 0)?;
+            }
+        }
     }
     Ok(())
 }
