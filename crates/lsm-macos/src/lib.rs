@@ -16,6 +16,7 @@ pub mod capture;
 pub mod geometry;
 pub mod join;
 pub mod keys;
+pub mod listing;
 pub mod permissions;
 pub mod pointer;
 pub mod registry;
