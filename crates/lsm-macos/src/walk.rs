@@ -1,1 +1,656 @@
-//! (being written)
+//! The walk of one window's Accessibility tree, level by level. On macOS each element's
+//! attributes come in one call (`AXUIElementCopyMultipleAttributeValues` with
+//! [`BULK_ATTRIBUTES`]) and its children in another (`AXUIElementCopyAttributeValues` on
+//! `AXChildren` with a range), so the cost is two messages to the application per element. It
+//! stops at `max_elements`, at `max_depth` and at the time budget, and says what it left out.
+//! A hung application costs one messaging timeout, never one per element: the first timeout
+//! ends the walk. The tree is behind [`AxTree`], so these rules run in the Linux unit tests.
+
+use lsm_core::model::ObserveRequest;
+use std::collections::VecDeque;
+use std::time::{Duration, Instant};
+
+/// Why reading part of the tree failed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TreeError {
+    /// The element went away meanwhile (`kAXErrorInvalidUIElement`).
+    Gone,
+    /// The application did not answer within the messaging timeout (`kAXErrorCannotComplete`).
+    Timeout,
+    /// The element has no such attribute, or no value for it.
+    Unsupported,
+    Other(String),
+}
+
+impl TreeError {
+    /// The walk's view of an `AXError` code (AXError.h).
+    pub fn from_ax_error(code: i32) -> Self {
+        match code {
+            -25202 => TreeError::Gone,
+            -25204 => TreeError::Timeout,
+            // AttributeUnsupported, NotImplemented, NoValue, ParameterizedAttributeUnsupported.
+            -25205 | -25208 | -25212 | -25213 => TreeError::Unsupported,
+            -25211 => TreeError::Other("Accessibility access is not granted (kAXErrorAPIDisabled)".into()),
+            other => TreeError::Other(format!("AXError {other}")),
+        }
+    }
+}
+
+/// The attributes read for every element, in one message.
+pub const BULK_ATTRIBUTES: &[&str] = &[
+    "AXRole",
+    "AXSubrole",
+    "AXRoleDescription",
+    "AXTitle",
+    "AXDescription",
+    "AXHelp",
+    "AXValue",
+    "AXIdentifier",
+    "AXPosition",
+    "AXSize",
+    "AXEnabled",
+    "AXFocused",
+    "AXSelected",
+    "AXExpanded",
+];
+
+/// What the walk reads of an element: the values of [`BULK_ATTRIBUTES`] (None when the element
+/// lacks one), its action names and how many children it has.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct AxAttributes {
+    pub role: String,
+    pub subrole: Option<String>,
+    pub role_description: Option<String>,
+    pub title: Option<String>,
+    pub description: Option<String>,
+    pub help: Option<String>,
+    /// AXValue as text (numbers and booleans formatted by the reader).
+    pub value: Option<String>,
+    pub identifier: Option<String>,
+    /// Global top-left position and size, in points.
+    pub position: Option<(f64, f64)>,
+    pub size: Option<(f64, f64)>,
+    pub enabled: Option<bool>,
+    pub focused: Option<bool>,
+    pub selected: Option<bool>,
+    pub expanded: Option<bool>,
+    /// The actions lsm offers for it (leave out AXScrollToVisible and the like, which every
+    /// element has and which must not keep a bare group from folding).
+    pub actions: Vec<String>,
+    /// `AXUIElementGetAttributeValueCount` of AXChildren, when read: lets the walk tell a leaf
+    /// from an element whose children `max_depth` cut.
+    pub child_count: Option<usize>,
+}
+
+/// Whether observations leave the element out (an unnamed AXGroup with no value or actions,
+/// neither focused nor selected): its children then stand at its depth, as in lsm-core's
+/// `states::child_depth`, so layout nesting does not use up `max_depth`.
+pub fn folds(a: &AxAttributes) -> bool {
+    let empty = |s: &Option<String>| s.as_deref().is_none_or(str::is_empty);
+    a.role == "AXGroup"
+        && empty(&a.title)
+        && empty(&a.description)
+        && empty(&a.value)
+        && a.actions.is_empty()
+        && a.focused != Some(true)
+        && a.selected != Some(true)
+}
+
+/// Some children of an element and how many it has.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Children<N> {
+    pub nodes: Vec<N>,
+    pub total: usize,
+}
+
+/// A window's Accessibility tree, as the walk sees it.
+pub trait AxTree {
+    type Node;
+    /// The window's element.
+    fn root(&mut self) -> Result<Self::Node, TreeError>;
+    /// The element's attributes, in one message.
+    fn attributes(&mut self, node: &Self::Node) -> Result<AxAttributes, TreeError>;
+    /// The element's first `max` children (none when `max` is 0) and how many it has.
+    fn children(&mut self, node: &Self::Node, max: usize) -> Result<Children<Self::Node>, TreeError>;
+}
+
+/// What to walk.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WalkLimits {
+    pub max_elements: usize,
+    pub max_depth: u32,
+    /// Wall-clock budget of the whole walk.
+    pub budget: Duration,
+}
+
+impl WalkLimits {
+    pub fn from_request(req: &ObserveRequest) -> Self {
+        Self {
+            max_elements: req.max_elements,
+            max_depth: req.max_depth,
+            budget: req.walk_budget,
+        }
+    }
+}
+
+/// The shortest messaging timeout the walk sets (`AXUIElementSetMessagingTimeout`): shorter,
+/// a busy but live application would look hung.
+pub const MIN_MESSAGING_TIMEOUT: Duration = Duration::from_millis(100);
+
+/// The messaging timeout to set on the application before a walk with `remaining` budget
+/// left: AX's default is about 6 s per message, so a hung application would outlast the
+/// budget by far; with this the one timeout the walk allows ends within it.
+pub fn messaging_timeout(remaining: Duration) -> Duration {
+    remaining.max(MIN_MESSAGING_TIMEOUT)
+}
+
+/// One element read. It maps onto lsm-core's `RawElement`: `parent` and `depth` as they are
+/// (`depth` already counts folded groups as lsm-core does), role and states from the
+/// attributes through `roles`, bounds from `position` and `size` through `geometry`, and an
+/// element with `unread_children` gets a summary saying so.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WalkNode<N> {
+    pub node: N,
+    pub attrs: AxAttributes,
+    /// Index in [`Walked::nodes`]; None for the window.
+    pub parent: Option<usize>,
+    pub depth: u32,
+    /// Children not read below it (`max_depth`, or its share of `max_elements`).
+    pub unread_children: usize,
+}
+
+/// The walk's result: elements in document order (parents before children), and what was
+/// left out.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Walked<N> {
+    pub nodes: Vec<WalkNode<N>>,
+    pub truncated_reason: Option<String>,
+    /// The application stopped answering: the walk ended at the first timeout.
+    pub not_responding: bool,
+}
+
+impl<N> Walked<N> {
+    pub fn truncated(&self) -> bool {
+        self.truncated_reason.is_some()
+    }
+}
+
+struct Slot<N> {
+    node: WalkNode<N>,
+    kids: Vec<usize>,
+}
+
+/// Why the walk ended early.
+enum Stop {
+    Hung,
+    Budget,
+}
+
+/// Walks with the wall clock.
+pub fn walk_timed<T: AxTree>(tree: &mut T, limits: &WalkLimits) -> Result<Walked<T::Node>, TreeError> {
+    let start = Instant::now();
+    walk(tree, limits, || start.elapsed())
+}
+
+/// Walks the tree breadth-first, so a cut keeps the upper levels; `elapsed` tells how long the
+/// walk has taken (injected so tests are deterministic). A failure to read the window itself
+/// is the error; below it, what fails is left out and said.
+///
+/// Each element's children are listed up to a share of the element budget: what the elements
+/// already listed but not read do not hold, and at least half of what is unread, so a huge list
+/// met early takes its part and one met late still gets half (what is cut is reported).
+pub fn walk<T: AxTree>(
+    tree: &mut T,
+    limits: &WalkLimits,
+    mut elapsed: impl FnMut() -> Duration,
+) -> Result<Walked<T::Node>, TreeError> {
+    let max = limits.max_elements.max(1);
+    let root = tree.root()?;
+    let attrs = tree.attributes(&root)?;
+    let mut slots = vec![Slot {
+        node: WalkNode {
+            node: root,
+            attrs,
+            parent: None,
+            depth: 0,
+            unread_children: 0,
+        },
+        kids: Vec::new(),
+    }];
+    // Listed children not read yet: (node, parent slot, depth).
+    let mut pending: VecDeque<(T::Node, usize, u32)> = VecDeque::new();
+    let mut to_open = Some(0usize);
+    let mut stop = None;
+    let (mut failed, mut depth_cut, mut listed_cut, mut not_read_in_time) = (0, 0, 0, 0);
+    loop {
+        if let Some(idx) = to_open.take() {
+            let slot = &mut slots[idx].node;
+            let folded = folds(&slot.attrs);
+            let count = slot.attrs.child_count;
+            if !lsm_core::states::keeps_children(slot.depth, limits.max_depth, folded) {
+                if count != Some(0) {
+                    depth_cut += 1;
+                    slot.unread_children = count.unwrap_or(0);
+                }
+            } else if count != Some(0) {
+                let unread = max.saturating_sub(slots.len());
+                let share = unread.saturating_sub(pending.len()).max(unread / 2);
+                if elapsed() >= limits.budget {
+                    stop = Some(Stop::Budget);
+                    break;
+                }
+                match tree.children(&slots[idx].node.node, share) {
+                    Ok(c) => {
+                        let kid_depth = lsm_core::states::child_depth(slots[idx].node.depth, folded);
+                        let listed = c.nodes.len().min(share);
+                        let cut = c.total.max(c.nodes.len()) - listed;
+                        listed_cut += cut;
+                        slots[idx].node.unread_children = cut;
+                        pending.extend(c.nodes.into_iter().take(share).map(|n| (n, idx, kid_depth)));
+                    }
+                    // Gone meanwhile, or an element that has no children: what was read stays.
+                    Err(TreeError::Gone | TreeError::Unsupported) => {}
+                    Err(TreeError::Timeout) => {
+                        stop = Some(Stop::Hung);
+                        break;
+                    }
+                    Err(TreeError::Other(_)) => failed += 1,
+                }
+            }
+        }
+        if slots.len() >= max {
+            break;
+        }
+        let Some((node, parent, depth)) = pending.pop_front() else {
+            break;
+        };
+        if elapsed() >= limits.budget {
+            not_read_in_time = pending.len() + 1;
+            pending.clear();
+            stop = Some(Stop::Budget);
+            break;
+        }
+        match tree.attributes(&node) {
+            Ok(attrs) => {
+                let idx = slots.len();
+                slots.push(Slot {
+                    node: WalkNode {
+                        node,
+                        attrs,
+                        parent: Some(parent),
+                        depth,
+                        unread_children: 0,
+                    },
+                    kids: Vec::new(),
+                });
+                slots[parent].kids.push(idx);
+                to_open = Some(idx);
+            }
+            // A child that went away is simply not there.
+            Err(TreeError::Gone) => {}
+            Err(TreeError::Timeout) => {
+                stop = Some(Stop::Hung);
+                break;
+            }
+            Err(TreeError::Unsupported | TreeError::Other(_)) => failed += 1,
+        }
+    }
+    let read = slots.len();
+    let reason = match stop {
+        Some(Stop::Hung) => Some(format!(
+            "the application did not answer Accessibility in time after {read} elements; \
+             it was not asked again, so the rest of the window was not read"
+        )),
+        Some(Stop::Budget) => Some(format!(
+            "time budget ({} ms) used up after {read} elements{}; narrow the request or raise \
+             the time limit",
+            limits.budget.as_millis(),
+            if not_read_in_time > 0 {
+                format!(", {not_read_in_time} listed elements not read")
+            } else {
+                String::new()
+            }
+        )),
+        None => {
+            let unread = pending.len() + listed_cut;
+            if unread > 0 {
+                Some(format!(
+                    "max_elements ({max}) reached; {unread} more elements were not read"
+                ))
+            } else if failed > 0 {
+                Some(format!("{failed} elements did not answer and were left out"))
+            } else if depth_cut > 0 {
+                Some(format!(
+                    "max_depth ({}) reached; the children of {depth_cut} elements were not read",
+                    limits.max_depth
+                ))
+            } else {
+                None
+            }
+        }
+    };
+    Ok(Walked {
+        nodes: preorder(slots),
+        truncated_reason: reason,
+        not_responding: matches!(stop, Some(Stop::Hung)),
+    })
+}
+
+/// The slots in document order, parents remapped to the new positions.
+fn preorder<N>(slots: Vec<Slot<N>>) -> Vec<WalkNode<N>> {
+    let mut order = Vec::with_capacity(slots.len());
+    let mut stack = vec![0usize];
+    while let Some(i) = stack.pop() {
+        order.push(i);
+        stack.extend(slots[i].kids.iter().rev());
+    }
+    let mut new_index = vec![0usize; slots.len()];
+    for (pos, &old) in order.iter().enumerate() {
+        new_index[old] = pos;
+    }
+    let mut taken: Vec<Option<WalkNode<N>>> = slots.into_iter().map(|s| Some(s.node)).collect();
+    order
+        .into_iter()
+        .filter_map(|old| {
+            let mut n = taken[old].take()?;
+            n.parent = n.parent.map(|p| new_index[p]);
+            Some(n)
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::cell::Cell;
+    use std::collections::HashMap;
+    use std::rc::Rc;
+
+    const TICK: Duration = Duration::from_millis(10);
+
+    /// Numbered elements, children by parent number; every call takes one tick of the clock.
+    struct Fake {
+        kids: HashMap<u32, Vec<u32>>,
+        groups: Vec<u32>,
+        attr_err: HashMap<u32, TreeError>,
+        kid_err: HashMap<u32, TreeError>,
+        clock: Rc<Cell<Duration>>,
+        calls: usize,
+    }
+
+    fn fake(edges: &[(u32, Vec<u32>)]) -> Fake {
+        Fake {
+            kids: edges.iter().cloned().collect(),
+            groups: Vec::new(),
+            attr_err: HashMap::new(),
+            kid_err: HashMap::new(),
+            clock: Rc::new(Cell::new(Duration::ZERO)),
+            calls: 0,
+        }
+    }
+
+    impl Fake {
+        fn tick(&mut self) {
+            self.calls += 1;
+            self.clock.set(self.clock.get() + TICK);
+        }
+    }
+
+    impl AxTree for Fake {
+        type Node = u32;
+        fn root(&mut self) -> Result<u32, TreeError> {
+            Ok(0)
+        }
+        fn attributes(&mut self, n: &u32) -> Result<AxAttributes, TreeError> {
+            self.tick();
+            if let Some(e) = self.attr_err.get(n) {
+                return Err(e.clone());
+            }
+            let group = self.groups.contains(n);
+            Ok(AxAttributes {
+                role: if group { "AXGroup" } else { "AXButton" }.into(),
+                title: (!group).then(|| format!("e{n}")),
+                child_count: Some(self.kids.get(n).map_or(0, Vec::len)),
+                ..AxAttributes::default()
+            })
+        }
+        fn children(&mut self, n: &u32, max: usize) -> Result<Children<u32>, TreeError> {
+            self.tick();
+            if let Some(e) = self.kid_err.get(n) {
+                return Err(e.clone());
+            }
+            let all = self.kids.get(n).cloned().unwrap_or_default();
+            Ok(Children {
+                total: all.len(),
+                nodes: all.into_iter().take(max).collect(),
+            })
+        }
+    }
+
+    fn limits() -> WalkLimits {
+        WalkLimits {
+            max_elements: 100,
+            max_depth: 10,
+            budget: Duration::from_secs(10),
+        }
+    }
+
+    fn run(t: &mut Fake, l: &WalkLimits) -> Walked<u32> {
+        let clock = t.clock.clone();
+        walk(t, l, move || clock.get()).expect("walk")
+    }
+
+    /// (node, parent index, depth) of each element.
+    fn shape(w: &Walked<u32>) -> Vec<(u32, Option<usize>, u32)> {
+        w.nodes.iter().map(|n| (n.node, n.parent, n.depth)).collect()
+    }
+
+    fn ids(w: &Walked<u32>) -> Vec<u32> {
+        w.nodes.iter().map(|n| n.node).collect()
+    }
+
+    #[test]
+    fn a_normal_tree_in_document_order_with_parents_and_depths() {
+        let mut t = fake(&[(0, vec![1, 2]), (1, vec![3, 4]), (2, vec![5])]);
+        let w = run(&mut t, &limits());
+        assert_eq!(
+            shape(&w),
+            [
+                (0, None, 0),
+                (1, Some(0), 1),
+                (3, Some(1), 2),
+                (4, Some(1), 2),
+                (2, Some(0), 1),
+                (5, Some(4), 2)
+            ]
+        );
+        assert_eq!(w.nodes[1].attrs.title.as_deref(), Some("e1"));
+        // Attributes of the six elements, children of the three that have some.
+        assert_eq!(t.calls, 6 + 3);
+        assert_eq!(w.truncated_reason, None);
+        assert!(!w.not_responding);
+    }
+
+    #[test]
+    fn the_element_limit_keeps_upper_levels_and_shares_the_budget() {
+        // A huge list first, then buttons and a panel whose children come later.
+        let list: Vec<u32> = (100..1100).collect();
+        let mut t = fake(&[(0, vec![1, 2, 3]), (1, list), (3, vec![4, 5])]);
+        let few = WalkLimits {
+            max_elements: 20,
+            ..limits()
+        };
+        let w = run(&mut t, &few);
+        assert_eq!(w.nodes.len(), 20);
+        // The list's children were listed up to its share (18 unread, its 2 siblings queued),
+        // and only those were asked for; what it did not list is on it.
+        let list_node = &w.nodes[1];
+        assert_eq!((list_node.node, list_node.unread_children), (1, 1000 - 16));
+        // The panel, met late, still had its children listed (its share is half of what was
+        // unread), though the list items queued before them were read first.
+        assert!(ids(&w).contains(&3));
+        assert_eq!(w.nodes.iter().filter(|n| n.node >= 100).count(), 16);
+        assert_eq!(
+            w.truncated_reason.as_deref(),
+            Some("max_elements (20) reached; 986 more elements were not read")
+        );
+        let tiny = WalkLimits {
+            max_elements: 1,
+            ..limits()
+        };
+        let w = run(&mut t, &tiny);
+        assert_eq!(ids(&w), [0]);
+        assert_eq!(w.nodes[0].unread_children, 3);
+        assert!(w.truncated());
+    }
+
+    #[test]
+    fn the_depth_limit_does_not_count_folded_groups() {
+        // window > group > group > button 3 > button 4 > button 5.
+        let edges = [
+            (0, vec![1]),
+            (1, vec![2]),
+            (2, vec![3]),
+            (3, vec![4]),
+            (4, vec![5]),
+        ];
+        let mut t = fake(&edges);
+        t.groups = vec![1, 2];
+        let shallow = WalkLimits {
+            max_depth: 2,
+            ..limits()
+        };
+        let w = run(&mut t, &shallow);
+        assert_eq!(
+            shape(&w),
+            [
+                (0, None, 0),
+                (1, Some(0), 1),
+                (2, Some(1), 1),
+                (3, Some(2), 1),
+                (4, Some(3), 2)
+            ]
+        );
+        assert_eq!(w.nodes[4].unread_children, 1);
+        assert_eq!(
+            w.truncated_reason.as_deref(),
+            Some("max_depth (2) reached; the children of 1 elements were not read")
+        );
+        // A named group is seen, so it counts.
+        let mut t = fake(&edges);
+        let w = run(&mut t, &shallow);
+        assert_eq!(ids(&w), [0, 1, 2]);
+        // A leaf at the limit is no cut.
+        let mut t = fake(&edges[..4]);
+        let w = run(
+            &mut t,
+            &WalkLimits {
+                max_depth: 4,
+                ..limits()
+            },
+        );
+        assert_eq!(w.truncated_reason, None);
+    }
+
+    #[test]
+    fn the_time_budget_ends_the_walk_and_says_so() {
+        let mut t = fake(&[(0, vec![1, 2, 3]), (1, vec![4])]);
+        // The window's attributes and children take 2 ticks, element 1's 2 more: the budget is
+        // used up when element 2 is next.
+        let short = WalkLimits {
+            budget: TICK * 4,
+            ..limits()
+        };
+        let w = run(&mut t, &short);
+        assert_eq!(ids(&w), [0, 1]);
+        assert_eq!(
+            w.truncated_reason.as_deref(),
+            Some(
+                "time budget (40 ms) used up after 2 elements, 3 listed elements not read; \
+                 narrow the request or raise the time limit"
+            )
+        );
+        assert!(!w.not_responding);
+        assert_eq!(t.calls, 4);
+    }
+
+    #[test]
+    fn a_hung_application_costs_one_timeout() {
+        let mut t = fake(&[(0, vec![1, 2, 3]), (1, vec![4]), (3, vec![5])]);
+        t.attr_err.insert(2, TreeError::Timeout);
+        let w = run(&mut t, &limits());
+        // The window and 1 (attributes and children), then 2 timed out: nothing more was asked.
+        assert_eq!(ids(&w), [0, 1]);
+        assert_eq!(t.calls, 2 + 2 + 1);
+        assert!(w.not_responding);
+        assert!(w
+            .truncated_reason
+            .as_deref()
+            .unwrap_or("")
+            .starts_with("the application did not answer Accessibility in time after 2 elements"));
+        // The same when listing children times out.
+        let mut t = fake(&[(0, vec![1, 2]), (1, vec![3])]);
+        t.kid_err.insert(1, TreeError::Timeout);
+        let w = run(&mut t, &limits());
+        assert_eq!(ids(&w), [0, 1]);
+        assert!(w.not_responding);
+        assert_eq!(t.calls, 4);
+    }
+
+    #[test]
+    fn gone_children_are_skipped_and_failures_counted() {
+        let mut t = fake(&[(0, vec![1, 2, 3]), (2, vec![4]), (3, vec![5])]);
+        t.attr_err.insert(1, TreeError::Gone);
+        t.kid_err.insert(2, TreeError::Gone);
+        let w = run(&mut t, &limits());
+        assert_eq!(ids(&w), [0, 2, 3, 5]);
+        assert_eq!(w.nodes[2].parent, Some(0));
+        assert_eq!(w.truncated_reason, None);
+        t.attr_err.insert(5, TreeError::Other("kAXErrorFailure".into()));
+        let w = run(&mut t, &limits());
+        assert_eq!(ids(&w), [0, 2, 3]);
+        assert_eq!(
+            w.truncated_reason.as_deref(),
+            Some("1 elements did not answer and were left out")
+        );
+    }
+
+    #[test]
+    fn a_window_that_cannot_be_read_is_the_error() {
+        let mut t = fake(&[]);
+        t.attr_err.insert(0, TreeError::Timeout);
+        let clock = t.clock.clone();
+        assert_eq!(
+            walk(&mut t, &limits(), move || clock.get()),
+            Err(TreeError::Timeout)
+        );
+    }
+
+    #[test]
+    fn ax_errors_and_timeouts() {
+        assert_eq!(TreeError::from_ax_error(-25202), TreeError::Gone);
+        assert_eq!(TreeError::from_ax_error(-25204), TreeError::Timeout);
+        assert_eq!(TreeError::from_ax_error(-25212), TreeError::Unsupported);
+        assert!(matches!(TreeError::from_ax_error(-25200), TreeError::Other(_)));
+        assert_eq!(
+            messaging_timeout(Duration::from_millis(2500)),
+            Duration::from_millis(2500)
+        );
+        assert_eq!(messaging_timeout(Duration::ZERO), MIN_MESSAGING_TIMEOUT);
+        let group = AxAttributes {
+            role: "AXGroup".into(),
+            ..AxAttributes::default()
+        };
+        assert!(folds(&group));
+        let named = AxAttributes {
+            title: Some("Toolbar".into()),
+            ..group.clone()
+        };
+        assert!(!folds(&named));
+        let pressable = AxAttributes {
+            actions: vec!["AXPress".into()],
+            ..group
+        };
+        assert!(!folds(&pressable));
+    }
+}
