@@ -147,6 +147,40 @@ impl AxElement {
         Ok(read)
     }
 
+    /// How many values an array attribute holds (`AXChildren`), without copying them.
+    pub fn count(&self, name: &str) -> Result<usize, AxFailure> {
+        let name = CFString::from_str(name);
+        let mut count: objc2_core_foundation::CFIndex = 0;
+        // SAFETY: the out pointer is valid for the call.
+        let err = unsafe { self.0.attribute_value_count(&name, NonNull::from(&mut count)) };
+        match AxFailure::of(err.0) {
+            None => Ok(usize::try_from(count).unwrap_or(0)),
+            Some(AxFailure::Unsupported) => Ok(0),
+            Some(f) => Err(f),
+        }
+    }
+
+    /// At most `max` elements of an array attribute (`AXChildren`) from the first.
+    pub fn elements(&self, name: &str, max: usize) -> Result<Vec<AxElement>, AxFailure> {
+        if max == 0 {
+            return Ok(Vec::new());
+        }
+        let name = CFString::from_str(name);
+        let mut out: *const CFArray = std::ptr::null();
+        let max = objc2_core_foundation::CFIndex::try_from(max).unwrap_or(objc2_core_foundation::CFIndex::MAX);
+        // SAFETY: the out pointer is valid; on success it holds a +1 reference we take over.
+        let err = unsafe { self.0.copy_attribute_values(&name, 0, max, NonNull::from(&mut out)) };
+        match AxFailure::of(err.0) {
+            None => {}
+            Some(AxFailure::Unsupported) => return Ok(Vec::new()),
+            Some(f) => return Err(f),
+        }
+        Ok(match take(out.cast::<CFType>()).map(convert) {
+            Some(AxValue::Elements(e)) => e,
+            _ => Vec::new(),
+        })
+    }
+
     /// The element's action names (`AXPress`, `AXShowMenu`…).
     pub fn actions(&self) -> Result<Vec<String>, AxFailure> {
         let mut out: *const CFArray = std::ptr::null();

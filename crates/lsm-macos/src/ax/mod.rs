@@ -7,4 +7,5 @@ pub mod act;
 pub mod app;
 pub mod context;
 pub mod element;
+pub mod tree;
 pub mod trust;
