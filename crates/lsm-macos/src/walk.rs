@@ -37,21 +37,11 @@ impl TreeError {
 }
 
 /// The attributes read for every element, in one message.
+#[rustfmt::skip]
 pub const BULK_ATTRIBUTES: &[&str] = &[
-    "AXRole",
-    "AXSubrole",
-    "AXRoleDescription",
-    "AXTitle",
-    "AXDescription",
-    "AXHelp",
-    "AXValue",
-    "AXIdentifier",
-    "AXPosition",
-    "AXSize",
-    "AXEnabled",
-    "AXFocused",
-    "AXSelected",
-    "AXExpanded",
+    "AXRole", "AXSubrole", "AXRoleDescription", "AXTitle", "AXDescription",
+    "AXHelp", "AXValue", "AXIdentifier", "AXPosition", "AXSize",
+    "AXEnabled", "AXFocused", "AXSelected", "AXExpanded",
 ];
 
 /// What the walk reads of an element: the values of [`BULK_ATTRIBUTES`] (None when the element
@@ -427,12 +417,17 @@ mod tests {
         }
     }
 
-    fn limits() -> WalkLimits {
+    fn with(max_elements: usize, max_depth: u32, budget_ms: u64) -> WalkLimits {
+        let budget = Duration::from_millis(budget_ms);
         WalkLimits {
-            max_elements: 100,
-            max_depth: 10,
-            budget: Duration::from_secs(10),
+            max_elements,
+            max_depth,
+            budget,
         }
+    }
+
+    fn limits() -> WalkLimits {
+        with(100, 10, 10_000)
     }
 
     fn run(t: &mut Fake, l: &WalkLimits) -> Walked<u32> {
@@ -453,17 +448,11 @@ mod tests {
     fn a_normal_tree_in_document_order_with_parents_and_depths() {
         let mut t = fake(&[(0, vec![1, 2]), (1, vec![3, 4]), (2, vec![5])]);
         let w = run(&mut t, &limits());
-        assert_eq!(
-            shape(&w),
-            [
-                (0, None, 0),
-                (1, Some(0), 1),
-                (3, Some(1), 2),
-                (4, Some(1), 2),
-                (2, Some(0), 1),
-                (5, Some(4), 2)
-            ]
-        );
+        #[rustfmt::skip]
+        assert_eq!(shape(&w), [
+            (0, None, 0), (1, Some(0), 1), (3, Some(1), 2),
+            (4, Some(1), 2), (2, Some(0), 1), (5, Some(4), 2),
+        ]);
         assert_eq!(w.nodes[1].attrs.title.as_deref(), Some("e1"));
         // Attributes of the six elements, children of the three that have some.
         assert_eq!(t.calls, 6 + 3);
@@ -476,10 +465,7 @@ mod tests {
         // A huge list first, then buttons and a panel whose children come later.
         let list: Vec<u32> = (100..1100).collect();
         let mut t = fake(&[(0, vec![1, 2, 3]), (1, list), (3, vec![4, 5])]);
-        let few = WalkLimits {
-            max_elements: 20,
-            ..limits()
-        };
+        let few = with(20, 10, 10_000);
         let w = run(&mut t, &few);
         assert_eq!(w.nodes.len(), 20);
         // The list's children were listed up to its share (18 unread, its 2 siblings queued),
@@ -494,10 +480,7 @@ mod tests {
             w.truncated_reason.as_deref(),
             Some("max_elements (20) reached; 986 more elements were not read")
         );
-        let tiny = WalkLimits {
-            max_elements: 1,
-            ..limits()
-        };
+        let tiny = with(1, 10, 10_000);
         let w = run(&mut t, &tiny);
         assert_eq!(ids(&w), [0]);
         assert_eq!(w.nodes[0].unread_children, 3);
@@ -507,30 +490,16 @@ mod tests {
     #[test]
     fn the_depth_limit_does_not_count_folded_groups() {
         // window > group > group > button 3 > button 4 > button 5.
-        let edges = [
-            (0, vec![1]),
-            (1, vec![2]),
-            (2, vec![3]),
-            (3, vec![4]),
-            (4, vec![5]),
-        ];
+        let edges = [0, 1, 2, 3, 4].map(|n| (n, vec![n + 1]));
         let mut t = fake(&edges);
         t.groups = vec![1, 2];
-        let shallow = WalkLimits {
-            max_depth: 2,
-            ..limits()
-        };
+        let shallow = with(100, 2, 10_000);
         let w = run(&mut t, &shallow);
-        assert_eq!(
-            shape(&w),
-            [
-                (0, None, 0),
-                (1, Some(0), 1),
-                (2, Some(1), 1),
-                (3, Some(2), 1),
-                (4, Some(3), 2)
-            ]
-        );
+        #[rustfmt::skip]
+        assert_eq!(shape(&w), [
+            (0, None, 0), (1, Some(0), 1), (2, Some(1), 1),
+            (3, Some(2), 1), (4, Some(3), 2),
+        ]);
         assert_eq!(w.nodes[4].unread_children, 1);
         assert_eq!(
             w.truncated_reason.as_deref(),
@@ -542,13 +511,7 @@ mod tests {
         assert_eq!(ids(&w), [0, 1, 2]);
         // A leaf at the limit is no cut.
         let mut t = fake(&edges[..4]);
-        let w = run(
-            &mut t,
-            &WalkLimits {
-                max_depth: 4,
-                ..limits()
-            },
-        );
+        let w = run(&mut t, &with(100, 4, 10_000));
         assert_eq!(w.truncated_reason, None);
     }
 
@@ -557,10 +520,7 @@ mod tests {
         let mut t = fake(&[(0, vec![1, 2, 3]), (1, vec![4])]);
         // The window's attributes and children take 2 ticks, element 1's 2 more: the budget is
         // used up when element 2 is next.
-        let short = WalkLimits {
-            budget: TICK * 4,
-            ..limits()
-        };
+        let short = with(100, 10, 40);
         let w = run(&mut t, &short);
         assert_eq!(ids(&w), [0, 1]);
         assert_eq!(
