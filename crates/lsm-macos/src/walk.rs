@@ -10,31 +10,9 @@ use lsm_core::model::ObserveRequest;
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
-/// Why reading part of the tree failed.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum TreeError {
-    /// The element went away meanwhile (`kAXErrorInvalidUIElement`).
-    Gone,
-    /// The application did not answer within the messaging timeout (`kAXErrorCannotComplete`).
-    Timeout,
-    /// The element has no such attribute, or no value for it.
-    Unsupported,
-    Other(String),
-}
-
-impl TreeError {
-    /// The walk's view of an `AXError` code (AXError.h).
-    pub fn from_ax_error(code: i32) -> Self {
-        match code {
-            -25202 => TreeError::Gone,
-            -25204 => TreeError::Timeout,
-            // AttributeUnsupported, NotImplemented, NoValue, ParameterizedAttributeUnsupported.
-            -25205 | -25208 | -25212 | -25213 => TreeError::Unsupported,
-            -25211 => TreeError::Other("Accessibility access is not granted (kAXErrorAPIDisabled)".into()),
-            other => TreeError::Other(format!("AXError {other}")),
-        }
-    }
-}
+/// Why reading part of the tree failed: the Accessibility failure itself ([`AxFailure`]), one
+/// definition for the walk and every other call.
+pub use crate::ax_errors::AxFailure as TreeError;
 
 /// The attributes read for every element, in one message.
 #[rustfmt::skip]
@@ -244,7 +222,7 @@ pub fn walk<T: AxTree>(
                         stop = Some(Stop::Hung);
                         break;
                     }
-                    Err(TreeError::Other(_)) => failed += 1,
+                    Err(TreeError::NotTrusted | TreeError::Other(_)) => failed += 1,
                 }
             }
         }
@@ -282,7 +260,7 @@ pub fn walk<T: AxTree>(
                 stop = Some(Stop::Hung);
                 break;
             }
-            Err(TreeError::Unsupported | TreeError::Other(_)) => failed += 1,
+            Err(TreeError::Unsupported | TreeError::NotTrusted | TreeError::Other(_)) => failed += 1,
         }
     }
     let read = slots.len();
@@ -394,7 +372,7 @@ mod tests {
         fn attributes(&mut self, n: &u32) -> Result<AxAttributes, TreeError> {
             self.tick();
             if let Some(e) = self.attr_err.get(n) {
-                return Err(e.clone());
+                return Err(*e);
             }
             let group = self.groups.contains(n);
             Ok(AxAttributes {
@@ -407,7 +385,7 @@ mod tests {
         fn children(&mut self, n: &u32, max: usize) -> Result<Children<u32>, TreeError> {
             self.tick();
             if let Some(e) = self.kid_err.get(n) {
-                return Err(e.clone());
+                return Err(*e);
             }
             let all = self.kids.get(n).cloned().unwrap_or_default();
             Ok(Children {
@@ -566,7 +544,7 @@ mod tests {
         assert_eq!(ids(&w), [0, 2, 3, 5]);
         assert_eq!(w.nodes[2].parent, Some(0));
         assert_eq!(w.truncated_reason, None);
-        t.attr_err.insert(5, TreeError::Other("kAXErrorFailure".into()));
+        t.attr_err.insert(5, TreeError::Other(-25200));
         let w = run(&mut t, &limits());
         assert_eq!(ids(&w), [0, 2, 3]);
         assert_eq!(
@@ -588,10 +566,6 @@ mod tests {
 
     #[test]
     fn ax_errors_and_timeouts() {
-        assert_eq!(TreeError::from_ax_error(-25202), TreeError::Gone);
-        assert_eq!(TreeError::from_ax_error(-25204), TreeError::Timeout);
-        assert_eq!(TreeError::from_ax_error(-25212), TreeError::Unsupported);
-        assert!(matches!(TreeError::from_ax_error(-25200), TreeError::Other(_)));
         assert_eq!(
             messaging_timeout(Duration::from_millis(2500)),
             Duration::from_millis(2500)

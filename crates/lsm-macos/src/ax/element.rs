@@ -167,9 +167,13 @@ impl AxElement {
         }
         let name = CFString::from_str(name);
         let mut out: *const CFArray = std::ptr::null();
-        let max = objc2_core_foundation::CFIndex::try_from(max).unwrap_or(objc2_core_foundation::CFIndex::MAX);
+        let max =
+            objc2_core_foundation::CFIndex::try_from(max).unwrap_or(objc2_core_foundation::CFIndex::MAX);
         // SAFETY: the out pointer is valid; on success it holds a +1 reference we take over.
-        let err = unsafe { self.0.copy_attribute_values(&name, 0, max, NonNull::from(&mut out)) };
+        let err = unsafe {
+            self.0
+                .copy_attribute_values(&name, 0, max, NonNull::from(&mut out))
+        };
         match AxFailure::of(err.0) {
             None => {}
             Some(AxFailure::Unsupported) => return Ok(Vec::new()),

@@ -4,7 +4,6 @@
 //! actions and child count, and its children in slices.
 
 use super::element::{AxElement, AxValue};
-use crate::ax_errors::AxFailure;
 use crate::roles::{masked, skips_children, value_readable};
 use crate::walk::{AxAttributes, AxTree, Children, TreeError, BULK_ATTRIBUTES};
 
@@ -15,16 +14,6 @@ const QUIET_ACTIONS: &[&str] = &["AXScrollToVisible", "AXShowDefaultUI", "AXShow
 /// The tree under one window element.
 pub struct WindowTree {
     pub window: AxElement,
-}
-
-fn tree_error(f: AxFailure) -> TreeError {
-    match f {
-        AxFailure::Gone => TreeError::Gone,
-        AxFailure::Timeout => TreeError::Timeout,
-        AxFailure::Unsupported => TreeError::Unsupported,
-        AxFailure::NotTrusted => TreeError::Other("Accessibility is not granted to lsm".into()),
-        AxFailure::Other(code) => TreeError::Other(format!("AXError {code}")),
-    }
 }
 
 /// A value as text: whole numbers without a fraction, booleans as 0/1.
@@ -47,29 +36,32 @@ impl AxTree for WindowTree {
 
     fn attributes(&mut self, node: &AxElement) -> Result<AxAttributes, TreeError> {
         // AXValue is not asked for in bulk: a password field's must never be read.
-        let names: Vec<&str> = BULK_ATTRIBUTES.iter().copied().filter(|n| *n != "AXValue").collect();
-        let values = node.attributes(&names).map_err(tree_error)?;
+        let names: Vec<&str> = BULK_ATTRIBUTES
+            .iter()
+            .copied()
+            .filter(|n| *n != "AXValue")
+            .collect();
+        let values = node.attributes(&names)?;
         let get = |name: &str| names.iter().position(|n| *n == name).and_then(|i| values.get(i));
         let text = |name: &str| get(name).and_then(|v| v.text()).map(str::to_string);
         let flag = |name: &str| get(name).and_then(AxValue::flag);
         let role = text("AXRole").unwrap_or_default();
         let subrole = text("AXSubrole");
         let value = if value_readable(&role, subrole.as_deref()) {
-            node.attribute("AXValue").map_err(tree_error)?.pipe(|v| value_text(&v))
+            node.attribute("AXValue")?.pipe(|v| value_text(&v))
         } else {
-            let n = node.attribute("AXNumberOfCharacters").map_err(tree_error)?;
+            let n = node.attribute("AXNumberOfCharacters")?;
             Some(masked(n.number().unwrap_or(0.0) as i64))
         };
         let actions = node
-            .actions()
-            .map_err(tree_error)?
+            .actions()?
             .into_iter()
             .filter(|a| !QUIET_ACTIONS.contains(&a.as_str()))
             .collect();
         let child_count = if skips_children(&role) {
             Some(0)
         } else {
-            Some(node.count("AXChildren").map_err(tree_error)?)
+            Some(node.count("AXChildren")?)
         };
         let pair = |name: &str| match get(name) {
             Some(AxValue::Point(x, y)) | Some(AxValue::Size(x, y)) => Some((*x, *y)),
@@ -96,8 +88,8 @@ impl AxTree for WindowTree {
     }
 
     fn children(&mut self, node: &AxElement, max: usize) -> Result<Children<AxElement>, TreeError> {
-        let total = node.count("AXChildren").map_err(tree_error)?;
-        let nodes = node.elements("AXChildren", max.min(total)).map_err(tree_error)?;
+        let total = node.count("AXChildren")?;
+        let nodes = node.elements("AXChildren", max.min(total))?;
         Ok(Children { nodes, total })
     }
 }
