@@ -30,6 +30,8 @@ pub mod worker;
 #[cfg(target_os = "macos")]
 pub mod ax;
 #[cfg(target_os = "macos")]
+pub mod backend;
+#[cfg(target_os = "macos")]
 pub mod cg;
 #[cfg(target_os = "macos")]
 pub mod sck;

@@ -41,6 +41,18 @@ impl AxValue {
             _ => None,
         }
     }
+    /// The value as a model reads it: text as is, whole numbers without a fraction, booleans
+    /// as 0/1; `None` for what has no text form.
+    pub fn display(&self) -> Option<String> {
+        match self {
+            Self::Text(s) => Some(s.clone()),
+            Self::Number(n) if n.fract() == 0.0 && n.abs() < 1e15 => Some(format!("{}", *n as i64)),
+            Self::Number(n) => Some(n.to_string()),
+            Self::Bool(b) => Some(if *b { "1" } else { "0" }.into()),
+            _ => None,
+        }
+    }
+
     pub fn flag(&self) -> Option<bool> {
         match self {
             Self::Bool(b) => Some(*b),

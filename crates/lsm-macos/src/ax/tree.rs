@@ -16,17 +16,6 @@ pub struct WindowTree {
     pub window: AxElement,
 }
 
-/// A value as text: whole numbers without a fraction, booleans as 0/1.
-fn value_text(v: &AxValue) -> Option<String> {
-    match v {
-        AxValue::Text(s) => Some(s.clone()),
-        AxValue::Number(n) if n.fract() == 0.0 && n.abs() < 1e15 => Some(format!("{}", *n as i64)),
-        AxValue::Number(n) => Some(n.to_string()),
-        AxValue::Bool(b) => Some(if *b { "1" } else { "0" }.into()),
-        _ => None,
-    }
-}
-
 impl AxTree for WindowTree {
     type Node = AxElement;
 
@@ -48,7 +37,7 @@ impl AxTree for WindowTree {
         let role = text("AXRole").unwrap_or_default();
         let subrole = text("AXSubrole");
         let value = if value_readable(&role, subrole.as_deref()) {
-            node.attribute("AXValue")?.pipe(|v| value_text(&v))
+            node.attribute("AXValue")?.display()
         } else {
             let n = node.attribute("AXNumberOfCharacters")?;
             Some(masked(n.number().unwrap_or(0.0) as i64))
@@ -93,11 +82,3 @@ impl AxTree for WindowTree {
         Ok(Children { nodes, total })
     }
 }
-
-/// `value.pipe(f)`: applies `f` to a value (keeps the attribute reads above on one line each).
-trait Pipe: Sized {
-    fn pipe<R>(self, f: impl FnOnce(Self) -> R) -> R {
-        f(self)
-    }
-}
-impl<T> Pipe for T {}

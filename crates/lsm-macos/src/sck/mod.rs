@@ -41,6 +41,23 @@ fn error_text(error: *mut NSError) -> String {
 /// A screenshot of window `number`, `width` x `height` pixels (its size in points times its
 /// display's scale), bounded by [`SCK_TIMEOUT`].
 pub async fn capture_window(number: u32, width: usize, height: usize) -> GuiResult<RgbaImage> {
+    // The handlers are handed over (and copied by the framework) before the wait: they are not
+    // `Send` and must not be held across it.
+    let rx = request(number, width, height);
+    match tokio::time::timeout(SCK_TIMEOUT, rx).await {
+        Ok(Ok(result)) => result,
+        Ok(Err(_)) => Err(GuiError::backend(
+            "ScreenCaptureKit dropped the screenshot request",
+        )),
+        Err(_) => Err(GuiError::new(
+            ErrorCode::Timeout,
+            format!("ScreenCaptureKit took longer than {} s", SCK_TIMEOUT.as_secs()),
+        )),
+    }
+}
+
+/// Asks for the shareable content, then for the screenshot; the answer comes on the channel.
+fn request(number: u32, width: usize, height: usize) -> tokio::sync::oneshot::Receiver<GuiResult<RgbaImage>> {
     let (tx, rx) = tokio::sync::oneshot::channel();
     let reply: Reply = Arc::new(Mutex::new(Some(tx)));
     let on_content = {
@@ -118,16 +135,7 @@ pub async fn capture_window(number: u32, width: usize, height: usize) -> GuiResu
             &on_content,
         )
     };
-    match tokio::time::timeout(SCK_TIMEOUT, rx).await {
-        Ok(Ok(result)) => result,
-        Ok(Err(_)) => Err(GuiError::backend(
-            "ScreenCaptureKit dropped the screenshot request",
-        )),
-        Err(_) => Err(GuiError::new(
-            ErrorCode::Timeout,
-            format!("ScreenCaptureKit took longer than {} s", SCK_TIMEOUT.as_secs()),
-        )),
-    }
+    rx
 }
 
 /// The image's pixels as RGBA (ScreenCaptureKit's SDR screenshots are 8-bit BGRA).
