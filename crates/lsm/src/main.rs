@@ -242,7 +242,11 @@ fn connector() -> Arc<dyn BackendConnector> {
     {
         Arc::new(lsm_windows::win32::WindowsConnector)
     }
-    #[cfg(not(all(feature = "gui", any(target_os = "linux", windows))))]
+    #[cfg(all(feature = "gui", target_os = "macos"))]
+    {
+        Arc::new(lsm_macos::backend::MacConnector)
+    }
+    #[cfg(not(all(feature = "gui", any(target_os = "linux", windows, target_os = "macos"))))]
     {
         Arc::new(lsm_core::NoGui {
             reason: if cfg!(feature = "gui") {
