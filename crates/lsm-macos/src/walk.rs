@@ -10,8 +10,8 @@ use lsm_core::model::ObserveRequest;
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
-/// Why reading part of the tree failed: the Accessibility failure itself ([`AxFailure`]), one
-/// definition for the walk and every other call.
+/// Why reading part of the tree failed: the Accessibility failure itself
+/// ([`crate::ax_errors::AxFailure`]), one definition for the walk and every other call.
 pub use crate::ax_errors::AxFailure as TreeError;
 
 /// The attributes read for every element, in one message.
