@@ -32,6 +32,7 @@ pub mod states;
 mod step;
 pub mod text;
 pub mod verify;
+pub mod worker;
 
 pub use activity::{Activity, ActivityEvent, Reach};
 pub use backend::{ActionOutcome, BackendAction, BackendConnector, Check, DesktopBackend, NoGui, Target};

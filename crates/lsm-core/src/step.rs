@@ -154,9 +154,18 @@ impl LocalGui {
         if !judging.pixel_mode {
             if let Ok(backend) = self.backend().await {
                 let moved_on = backend.activity(&obs.window).is_some_and(|a| {
-                    let shown: std::collections::HashSet<&str> =
-                        obs.elements.values().map(|e| e.key.as_str()).collect();
-                    a.outdates(obs.issued, judging.complete, |key| shown.contains(key))
+                    // The shown keys are gathered only when some event came since the observation.
+                    let shown = std::cell::OnceCell::new();
+                    a.outdates(obs.issued, judging.complete, |key| {
+                        shown
+                            .get_or_init(|| {
+                                obs.elements
+                                    .values()
+                                    .map(|e| e.key.as_str())
+                                    .collect::<std::collections::HashSet<&str>>()
+                            })
+                            .contains(key)
+                    })
                 });
                 if moved_on {
                     let now = self.probe(&judging.request, false).await;

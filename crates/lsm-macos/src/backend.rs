@@ -19,15 +19,15 @@ use crate::listing::{window_id, window_infos};
 use crate::permissions::{check_accessibility, check_session, missing_titles_note, SessionFacts};
 use crate::pointer::{click_steps, drag_steps, scroll_wheels, MouseStep};
 use crate::walk::{walk_timed, WalkLimits};
-use crate::worker::Worker;
 use async_trait::async_trait;
+use lsm_core::worker::Worker;
 use lsm_core::{
     ActionOutcome, BackendAction, BackendConnector, BackendInfo, Check, DesktopBackend, ElementRef,
     ErrorCode, GuiError, GuiResult, ObserveRequest, Point, Screenshot, Snapshot, Target, WindowInfo,
 };
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// The longest an Accessibility job may take beyond its own budget.
 const JOB_SLACK: Duration = Duration::from_secs(1);
@@ -84,16 +84,27 @@ struct Known {
     handle: Option<String>,
 }
 
+/// The last listing: what each id stands for, and the displays.
+struct Listing {
+    at: Instant,
+    windows: HashMap<String, Known>,
+    displays: Vec<Display>,
+}
+
+/// How old a listing an action may use: the core reads the window (a fresh listing) to check
+/// its geometry just before it acts, so listing again for the action would repeat that work.
+const LISTING_REUSE: Duration = Duration::from_millis(500);
+
 pub struct MacBackend {
     ax: Arc<Worker<AxContext>>,
-    known: Mutex<HashMap<String, Known>>,
+    listing: Mutex<Option<Listing>>,
 }
 
 impl Default for MacBackend {
     fn default() -> Self {
         Self {
             ax: Arc::new(Worker::new("Accessibility", || Ok(AxContext::default()))),
-            known: Mutex::new(HashMap::new()),
+            listing: Mutex::new(None),
         }
     }
 }
@@ -157,24 +168,36 @@ impl MacBackend {
             Ok((infos, known, displays))
         })
         .await?;
-        *self.known.lock().unwrap_or_else(|p| p.into_inner()) = known;
+        *self.listing.lock().unwrap_or_else(|p| p.into_inner()) = Some(Listing {
+            at: Instant::now(),
+            windows: known,
+            displays: displays.clone(),
+        });
         Ok((infos, displays))
     }
 
-    async fn known(&self, window_id: &str) -> GuiResult<(Known, Vec<Display>)> {
-        let (_, displays) = self.refresh().await?;
-        let known = self
-            .known
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .get(window_id)
-            .cloned();
-        known.map(|k| (k, displays)).ok_or_else(|| {
-            GuiError::new(
+    /// What a window id stands for now (`reuse`: a listing younger than this will do).
+    async fn known(&self, window_id: &str, reuse: Duration) -> GuiResult<(Known, Vec<Display>)> {
+        let recent = |listing: &Option<Listing>| {
+            let l = listing.as_ref().filter(|l| l.at.elapsed() < reuse)?;
+            Some((l.windows.get(window_id).cloned(), l.displays.clone()))
+        };
+        let cached = recent(&self.listing.lock().unwrap_or_else(|p| p.into_inner()));
+        let found = match cached {
+            Some(found) => found,
+            None => {
+                self.refresh().await?;
+                let listed = recent(&self.listing.lock().unwrap_or_else(|p| p.into_inner()));
+                listed.unwrap_or((None, Vec::new()))
+            }
+        };
+        match found {
+            (Some(k), displays) => Ok((k, displays)),
+            (None, _) => Err(GuiError::new(
                 ErrorCode::WindowNotFound,
                 format!("no window {window_id}; call gui_list"),
-            )
-        })
+            )),
+        }
     }
 
     /// Brings the window's application to the front and raises the window.
@@ -182,13 +205,11 @@ impl MacBackend {
         let (Some(handle), Some(pid)) = (known.handle.clone(), known.info.pid) else {
             return Ok(());
         };
-        self.ax
-            .run(JOB_TIMEOUT, move |ctx| {
-                let app = ctx.app(pid as i32);
-                let window = ctx.elements.get(&handle).cloned().ok_or_else(stale)?;
-                crate::ax::app::bring_to_front(&app, &window).map_err(|f| f.into_gui("raising the window"))
-            })
-            .map_err(|e| e.with_context("raising the window"))
+        self.ax.run(JOB_TIMEOUT, move |ctx| {
+            let app = ctx.app(pid as i32);
+            let window = ctx.elements.get(&handle).cloned().ok_or_else(stale)?;
+            crate::ax::app::bring_to_front(&app, &window).map_err(|f| f.into_gui("raising the window"))
+        })
     }
 
     /// Quartz mouse steps at window-relative points, after the raise.
@@ -203,19 +224,6 @@ fn stale() -> GuiError {
         ErrorCode::ElementStale,
         "the element is gone; call gui_state again",
     )
-}
-
-trait Context {
-    fn with_context(self, doing: &str) -> Self;
-}
-impl Context for GuiError {
-    fn with_context(self, doing: &str) -> Self {
-        if self.message.starts_with(doing) {
-            self
-        } else {
-            GuiError::new(self.code, format!("{doing}: {}", self.message))
-        }
-    }
 }
 
 /// A window-relative point as a global one, checked to be on the window and a display.
@@ -274,11 +282,11 @@ impl DesktopBackend for MacBackend {
     }
 
     async fn window(&self, window_id: &str) -> GuiResult<WindowInfo> {
-        Ok(self.known(window_id).await?.0.info)
+        Ok(self.known(window_id, Duration::ZERO).await?.0.info)
     }
 
     async fn observe(&self, window_id: &str, request: &ObserveRequest) -> GuiResult<Snapshot> {
-        let (known, displays) = self.known(window_id).await?;
+        let (known, displays) = self.known(window_id, Duration::ZERO).await?;
         let scale = window_scale(&known.frame, &displays);
         let mut snapshot = Snapshot {
             window: known.info.clone(),
@@ -302,18 +310,10 @@ impl DesktopBackend for MacBackend {
                         let walked = walk_timed(&mut WindowTree { window }, &limits)
                             .map_err(|f| f.into_gui("reading the window's elements"))?;
                         let registry = &mut ctx.elements;
-                        let mut handles: Vec<String> = Vec::with_capacity(walked.nodes.len());
-                        for n in &walked.nodes {
-                            handles.push(registry.keep(n.node.clone()));
-                        }
-                        let mut i = 0;
                         let elements = raw_elements(
                             &walked,
                             &frame,
-                            |_| {
-                                i += 1;
-                                handles[i - 1].clone()
-                            },
+                            |node| registry.keep(node.clone()),
                             AxElement::identity_key,
                         );
                         Ok((elements, walked.truncated_reason.clone()))
@@ -348,7 +348,7 @@ impl DesktopBackend for MacBackend {
     }
 
     async fn perform(&self, window: &WindowInfo, action: &BackendAction) -> GuiResult<ActionOutcome> {
-        let (known, displays) = self.known(&window.window_id).await?;
+        let (known, displays) = self.known(&window.window_id, LISTING_REUSE).await?;
         match action {
             BackendAction::Click {
                 target,

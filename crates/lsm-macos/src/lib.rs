@@ -25,7 +25,6 @@ pub mod roles;
 #[cfg(unix)]
 pub mod session;
 pub mod walk;
-pub mod worker;
 
 #[cfg(target_os = "macos")]
 pub mod ax;

@@ -1,7 +1,8 @@
 //! The walk of one window's Accessibility tree, level by level. On macOS each element's
 //! attributes come in one call (`AXUIElementCopyMultipleAttributeValues` with
 //! [`BULK_ATTRIBUTES`]) and its children in another (`AXUIElementCopyAttributeValues` on
-//! `AXChildren` with a range), so the cost is two messages to the application per element. It
+//! `AXChildren` with a range), so the cost is two messages to the application per element (a
+//! third for an element whose role shows a value). It
 //! stops at `max_elements`, at `max_depth` and at the time budget, and says what it left out.
 //! A hung application costs one messaging timeout, never one per element: the first timeout
 //! ends the walk. The tree is behind [`AxTree`], so these rules run in the Linux unit tests.
@@ -14,16 +15,17 @@ use std::time::{Duration, Instant};
 /// ([`crate::ax_errors::AxFailure`]), one definition for the walk and every other call.
 pub use crate::ax_errors::AxFailure as TreeError;
 
-/// The attributes read for every element, in one message.
+/// The attributes read for every element, in one message. AXValue is not among them: it is
+/// read on its own once the role is known, because a password field's must never be read.
 #[rustfmt::skip]
 pub const BULK_ATTRIBUTES: &[&str] = &[
     "AXRole", "AXSubrole", "AXRoleDescription", "AXTitle", "AXDescription",
-    "AXHelp", "AXValue", "AXIdentifier", "AXPosition", "AXSize",
+    "AXHelp", "AXIdentifier", "AXPosition", "AXSize",
     "AXEnabled", "AXFocused", "AXSelected", "AXExpanded",
 ];
 
 /// What the walk reads of an element: the values of [`BULK_ATTRIBUTES`] (None when the element
-/// lacks one), its action names and how many children it has.
+/// lacks one), its value where it may be read, its action names and how many children it has.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct AxAttributes {
     pub role: String,

@@ -1,7 +1,7 @@
 //! What the Accessibility worker thread owns: one application element per process (each with
 //! its messaging timeout), the elements of recent walks under their handles, and which
 //! processes were asked to build their trees. Everything here runs on that one thread
-//! ([`crate::worker::Worker`]); nothing in it crosses threads.
+//! ([`lsm_core::worker::Worker`]); nothing in it crosses threads.
 
 use super::app::Awakened;
 use super::element::{AxElement, AxValue};

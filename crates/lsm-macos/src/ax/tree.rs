@@ -24,14 +24,13 @@ impl AxTree for WindowTree {
     }
 
     fn attributes(&mut self, node: &AxElement) -> Result<AxAttributes, TreeError> {
-        // AXValue is not asked for in bulk: a password field's must never be read.
-        let names: Vec<&str> = BULK_ATTRIBUTES
-            .iter()
-            .copied()
-            .filter(|n| *n != "AXValue")
-            .collect();
-        let values = node.attributes(&names)?;
-        let get = |name: &str| names.iter().position(|n| *n == name).and_then(|i| values.get(i));
+        let values = node.attributes(BULK_ATTRIBUTES)?;
+        let get = |name: &str| {
+            BULK_ATTRIBUTES
+                .iter()
+                .position(|n| *n == name)
+                .and_then(|i| values.get(i))
+        };
         let text = |name: &str| get(name).and_then(|v| v.text()).map(str::to_string);
         let flag = |name: &str| get(name).and_then(AxValue::flag);
         let role = text("AXRole").unwrap_or_default();

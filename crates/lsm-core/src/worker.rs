@@ -1,17 +1,19 @@
-//! One dedicated thread that owns objects which must not cross threads (the Accessibility
-//! elements of the last walks, which are not `Send`), running jobs sent to it. Every job has a
-//! time bound: when one overruns it (an application hung so badly that even the messaging
-//! timeout did not fire), the caller gets `TIMEOUT` and the thread is abandoned with what it
-//! owned; the next job starts a fresh one, so one hung application costs one timeout. The same
-//! shape as the Windows backend's UI Automation thread, kept platform-free so the Linux tests
-//! run it.
+//! One dedicated thread that owns objects which must not cross threads (macOS Accessibility
+//! elements, a Windows COM apartment and its UI Automation client), running jobs sent to it.
+//! Every job has a time bound: when one overruns it (an application hung so badly that even the
+//! platform's own timeouts did not fire), the caller gets `TIMEOUT` and the thread is abandoned
+//! with what it owned; the next job starts a fresh one, so one hung application costs one
+//! timeout. Platform-free so the Linux tests run it; the backends give it what to own.
 
-use lsm_core::{GuiError, GuiResult};
+use crate::{GuiError, GuiResult};
 use std::sync::mpsc::{self, RecvTimeoutError, Sender};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 type Job<C> = Box<dyn FnOnce(&mut C) + Send>;
+
+/// How long making the owned object on a new thread may take.
+const START_TIMEOUT: Duration = Duration::from_secs(10);
 type Make<C> = Arc<dyn Fn() -> Result<C, String> + Send + Sync>;
 
 /// A thread owning a `C`, made on the thread by `make` when the first job comes.
@@ -30,6 +32,16 @@ impl<C: 'static> Worker<C> {
             make: Arc::new(make),
             jobs: Mutex::new(None),
         }
+    }
+
+    /// Starts the thread now (it starts with the first job otherwise): `Err` says why it
+    /// cannot run.
+    pub fn start(&self) -> GuiResult<()> {
+        let mut slot = self.jobs.lock().unwrap_or_else(|p| p.into_inner());
+        if slot.is_none() {
+            *slot = Some(self.spawn()?);
+        }
+        Ok(())
     }
 
     /// Runs `job` on the thread and waits at most `timeout` for its answer. Call it from a
@@ -111,10 +123,15 @@ impl<C: 'static> Worker<C> {
                 }
             })
             .map_err(|e| GuiError::backend(format!("could not start the {} thread: {e}", self.name)))?;
-        match ready_rx.recv() {
+        match ready_rx.recv_timeout(START_TIMEOUT) {
             Ok(Ok(())) => Ok(tx),
             Ok(Err(reason)) => Err(GuiError::unavailable(reason)),
-            Err(_) => Err(GuiError::backend(format!(
+            Err(mpsc::RecvTimeoutError::Timeout) => Err(GuiError::unavailable(format!(
+                "the {} thread did not start within {} s",
+                self.name,
+                START_TIMEOUT.as_secs()
+            ))),
+            Err(mpsc::RecvTimeoutError::Disconnected) => Err(GuiError::backend(format!(
                 "the {} thread ended while starting",
                 self.name
             ))),
@@ -125,7 +142,7 @@ impl<C: 'static> Worker<C> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use lsm_core::ErrorCode;
+    use crate::ErrorCode;
     use std::rc::Rc;
 
     /// Not `Send`, like an Accessibility element: it never leaves the worker's thread.
