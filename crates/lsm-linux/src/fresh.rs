@@ -14,8 +14,12 @@ use std::time::{Duration, Instant};
 
 /// The longest a first observation waits for the application.
 pub const FRESH_WAIT: Duration = Duration::from_millis(2000);
-/// Between two reads of the frame (stable = two reads equal).
+/// Between two reads of a frame with a document or of a Gecko window (stable = two reads
+/// equal): a document fills in over tens of milliseconds.
 const FRESH_POLL: Duration = Duration::from_millis(60);
+/// Between two reads of a plain window (a dialog, a tool window): a stale position is caught
+/// by [`problem`] on any read, so the second read only has to show it is not still moving.
+const FRESH_POLL_PLAIN: Duration = Duration::from_millis(20);
 /// Bounds on the search for the document below the frame.
 const DOC_DEPTH: usize = 8;
 const DOC_NODES: usize = 160;
@@ -88,6 +92,7 @@ pub async fn settle(
     let mut doc: Option<ObjRef> = None;
     let mut prev: Option<Look> = None;
     let mut why;
+    let mut poll = FRESH_POLL;
     loop {
         if doc.is_none() {
             doc = find_document(atspi, frame).await;
@@ -95,20 +100,30 @@ pub async fn settle(
         let look = read(atspi, frame, doc.as_ref()).await;
         why = problem(&look, client, screen_coords, gecko);
         if why.is_none() && prev.as_ref() == Some(&look) {
-            let waited = start.elapsed().saturating_sub(FRESH_POLL);
+            let waited = start.elapsed().saturating_sub(poll);
             tracing::debug!("fresh window settled after {waited:?}: {look:?}");
             return Settled::After(waited);
         }
         if why.is_none() {
             why = Some("its extents were still changing".into());
         }
-        if start.elapsed() + FRESH_POLL > FRESH_WAIT {
+        poll = poll_between(&look, gecko);
+        if start.elapsed() + poll > FRESH_WAIT {
             break;
         }
         prev = Some(look);
-        tokio::time::sleep(FRESH_POLL).await;
+        tokio::time::sleep(poll).await;
     }
     Settled::NotWithin(why.unwrap_or_default())
+}
+
+/// How long to wait before reading a frame again.
+fn poll_between(look: &Look, gecko: bool) -> Duration {
+    if gecko || look.doc.is_some() {
+        FRESH_POLL
+    } else {
+        FRESH_POLL_PLAIN
+    }
 }
 
 /// Why a look is not yet believable, if it is not.
@@ -188,6 +203,21 @@ mod tests {
         assert!(!seen.first_look(2, true));
         assert!(seen.first_look(2, false));
         assert!(!seen.first_look(2, false));
+    }
+
+    #[test]
+    fn documents_are_read_again_later_than_plain_windows() {
+        let plain = Look {
+            content: Some(Point::new(0, 0)),
+            doc: None,
+        };
+        let with_doc = Look {
+            content: None,
+            doc: Some((None, 2)),
+        };
+        assert_eq!(poll_between(&plain, false), FRESH_POLL_PLAIN);
+        assert_eq!(poll_between(&plain, true), FRESH_POLL);
+        assert_eq!(poll_between(&with_doc, false), FRESH_POLL);
     }
 
     #[test]
