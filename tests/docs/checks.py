@@ -242,6 +242,8 @@ class FileRun:
         assert r.returncode == 0, f"{line}: exit {r.returncode}: {r.stderr.strip()}"
         m = re.search(r"https?://\S+", r.stdout)
         assert m, f"{line}: no URL in {r.stdout!r}"
+        logs = "".join(p.read_text(errors="replace") for p in self.sb.root.glob("proc-*.log"))
+        assert m[0] in logs, f"{line}: {m[0]} is not the URL the running server printed"
         with urllib.request.urlopen(m[0].split("#")[0], timeout=10) as page:
             assert page.status == 200, f"{line}: {m[0]} answered {page.status}"
 
