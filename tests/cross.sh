@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Type-checks and lints lsm for Windows and macOS, which cannot run here (README "Tests").
+# Type-checks and lints lsm for Windows and macOS, which cannot run here (docs/testing.md "What CI runs").
 #
 # - Platform-free and backend crates (no TLS, no C built by build scripts): for every target,
 #   x86_64-pc-windows-msvc, x86_64-pc-windows-gnu, aarch64-apple-darwin and x86_64-apple-darwin

@@ -4,6 +4,7 @@
 #
 #   setup (tests/setup.sh) -> cargo fmt --check -> cargo build --release -> clippy -> unit tests
 #   -> fuzz targets (property tests, bounded: LSM_FUZZ_SECS per property)
+#   -> docs (tests/docs: every snippet of README.md, CONTRIBUTING.md, docs/ run against the binary)
 #   -> benchmark (bench/run.py --short, its own desktop on :90)
 #   -> remote benchmark (bench/remote.py --short, a controller and two workers on :71, :72)
 #   -> load benchmarks (bench/load.py --short on :93, bench/workers.py --short on :94)
@@ -237,7 +238,7 @@ run_honesty_bench() {
   return "$rc"
 }
 
-# The fuzz targets (property tests, crates/*/tests/prop_*.rs; README "Fuzzing"), each property
+# The fuzz targets (property tests, crates/*/tests/prop_*.rs; docs/testing.md "Fuzzing"), each property
 # for LSM_FUZZ_SECS (18 s here: about 3 minutes in all). Same features as the unit step, so
 # nothing is rebuilt. Each property's figures go to $LOGDIR/fuzz-stats.txt.
 run_fuzz() {
@@ -249,6 +250,12 @@ run_fuzz() {
   ((rc == 124)) && echo ">>> fuzz: killed after 360 s"
   cat "$LOGDIR/fuzz-stats.txt" 2>/dev/null
   return "$rc"
+}
+
+# The docs test (tests/docs): every command and client snippet of README.md, CONTRIBUTING.md
+# and docs/*.md run or checked against the release binary, in a throw-away home, no desktop.
+run_docs() {
+  pytest_suite docs DOCS_PYTEST_LAST
 }
 
 # ------------------------------------------------------------------ steps
@@ -266,6 +273,7 @@ step unit cargo test --workspace --release --locked
 step fuzz run_fuzz
 
 if ((build_ok)); then
+  step docs run_docs
   step bench run_bench
   step remote-bench run_remote_bench
   step load-bench run_load_bench
@@ -284,7 +292,7 @@ if ((build_ok)); then
   step honesty-bench run_honesty_bench
   step conformance bash tests/conformance/run.sh
 else
-  note chaos skipped 0; note bench skipped 0; note remote-bench skipped 0; note load-bench skipped 0; note bed skipped 0; note e2e skipped 0
+  note docs skipped 0; note chaos skipped 0; note bench skipped 0; note remote-bench skipped 0; note load-bench skipped 0; note bed skipped 0; note e2e skipped 0
   note wayland skipped 0; note kde skipped 0; note wine skipped 0; note honesty-bench skipped 0
   note conformance skipped 0
   FAILED+=(e2e chaos wayland kde wine conformance)
@@ -308,5 +316,6 @@ fi
 [[ -n ${KDE_PYTEST_LAST:-} ]] && echo "kde: $KDE_PYTEST_LAST"
 [[ -n ${WINE_PYTEST_LAST:-} ]] && echo "wine: $WINE_PYTEST_LAST"
 [[ -n ${CHAOS_PYTEST_LAST:-} ]] && echo "chaos: $CHAOS_PYTEST_LAST"
+[[ -n ${DOCS_PYTEST_LAST:-} ]] && echo "docs: $DOCS_PYTEST_LAST"
 [[ -n $PYTEST_LAST ]] && echo "$PYTEST_LAST"
 exit "$rc"

@@ -1,4 +1,4 @@
-"""The audit log (README "Audit log"): every input lsm sends to the desktop is one JSON line in
+"""The audit log (docs/security.md "Audit log"): every input lsm sends to the desktop is one JSON line in
 the state directory's audit.jsonl (here a file of the test's own, LSM_AUDIT_LOG), with the time,
 machine, window title and app, who asked (the MCP session or the web UI session, never their
 credentials), the actions and the result. Text typed into a password field never reaches it,
