@@ -113,8 +113,12 @@ for lib in $needed; do
     *) die "the Linux binary needs $lib (only libc and libgcc_s are allowed: $needed)" ;;
   esac
 done
-say "lsm $VERSION (${COMMIT:0:12}); the Linux binary needs: $needed"
+say "$reported; the Linux binary needs: $needed"
 
+# Only an empty directory or the output of an earlier run is replaced.
+if [[ -d $OUT && -n $(ls -A "$OUT") && ! -f $OUT/SHA256SUMS ]]; then
+  die "$OUT is not empty and holds no earlier release output (SHA256SUMS): pick another --out"
+fi
 rm -rf "$OUT"
 mkdir -p "$OUT"
 WORK=$(mktemp -d)

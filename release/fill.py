@@ -20,6 +20,7 @@ import re
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import tomllib
 import zipfile
@@ -80,19 +81,19 @@ def served_tool_names(binary: Path) -> list[str]:
             [str(binary), "serve", "--web", "off", "--audit-log", "off", "--state-dir", state],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
         assert proc.stdin and proc.stdout
+        # A server that never answers is killed: readline then sees the end of its output.
+        watchdog = threading.Timer(20, proc.kill)
+        watchdog.start()
         try:
             for message in messages:
                 proc.stdin.write(json.dumps(message) + "\n")
             proc.stdin.flush()
-            deadline = time.monotonic() + 20
-            while time.monotonic() < deadline:
-                line = proc.stdout.readline()
-                if not line:
-                    break
+            for line in proc.stdout:
                 answer = json.loads(line)
                 if answer.get("id") == 2:
                     return [tool["name"] for tool in answer["result"]["tools"]]
         finally:
+            watchdog.cancel()
             proc.kill()
             proc.wait()
     raise SystemExit(f"fill.py: {binary} serve answered no tools/list")
