@@ -10,7 +10,7 @@
 #   -> load benchmarks (bench/load.py --short on :93, bench/workers.py --short on :94)
 #   -> test desktop up -> pytest tests/e2e -> web UI polling benchmark (bench/webui.mjs --short)
 #   -> test desktop down -> GNOME Wayland suite (tests/wayland) -> KDE suite (tests/kde)
-#   -> Wine suite (tests/wine: lsm.exe under Wine)
+#   -> Wine suite (tests/wine: lsm.exe under Wine) -> release artifacts (tests/release)
 #   -> honesty benchmark (bench/honesty.py: reported effects against the truth, own desktop :92)
 #   -> MCP conformance -> summary
 #
@@ -159,6 +159,17 @@ run_wine() {
   return "$rc"
 }
 
+# The release script (release/build.sh, docs/release.md) and its artifacts (tests/release), after
+# the wine step: it packs the build step's Linux binary and the lsm.exe the wine step built
+# (nothing is compiled again), installs the .deb with dpkg -i and removes it.
+run_release() {
+  local t0=$SECONDS rc
+  pytest_suite release RELEASE_PYTEST_LAST
+  rc=$?
+  echo "release: $((SECONDS - t0)) s for release/build.sh --no-build and the checks of tests/release"
+  return "$rc"
+}
+
 # The benchmark's short mode (bench/README.md): starts and stops its own desktop (not the test
 # bed's display); fails only on errors, never on a missed target. Table: target/bench/bench.md.
 # Its peer, pyatspi, deadlocks now and then (a blocking call while it handles an event; seen
@@ -289,13 +300,14 @@ if ((build_ok)); then
   step wayland run_wayland
   step kde run_kde
   step wine run_wine
+  step release run_release
   step honesty-bench run_honesty_bench
   step conformance bash tests/conformance/run.sh
 else
   note docs skipped 0; note chaos skipped 0; note bench skipped 0; note remote-bench skipped 0; note load-bench skipped 0; note bed skipped 0; note e2e skipped 0
-  note wayland skipped 0; note kde skipped 0; note wine skipped 0; note honesty-bench skipped 0
+  note wayland skipped 0; note kde skipped 0; note wine skipped 0; note release skipped 0; note honesty-bench skipped 0
   note conformance skipped 0
-  FAILED+=(e2e chaos wayland kde wine conformance)
+  FAILED+=(e2e chaos wayland kde wine release conformance)
 fi
 bed_down
 wl_down
@@ -315,6 +327,7 @@ fi
 [[ -n ${WL_PYTEST_LAST:-} ]] && echo "wayland: $WL_PYTEST_LAST"
 [[ -n ${KDE_PYTEST_LAST:-} ]] && echo "kde: $KDE_PYTEST_LAST"
 [[ -n ${WINE_PYTEST_LAST:-} ]] && echo "wine: $WINE_PYTEST_LAST"
+[[ -n ${RELEASE_PYTEST_LAST:-} ]] && echo "release: $RELEASE_PYTEST_LAST"
 [[ -n ${CHAOS_PYTEST_LAST:-} ]] && echo "chaos: $CHAOS_PYTEST_LAST"
 [[ -n ${DOCS_PYTEST_LAST:-} ]] && echo "docs: $DOCS_PYTEST_LAST"
 [[ -n $PYTEST_LAST ]] && echo "$PYTEST_LAST"

