@@ -22,7 +22,7 @@ use crate::walk::{walk_timed, WalkLimits};
 use async_trait::async_trait;
 use lsm_core::worker::Worker;
 use lsm_core::{
-    ActionOutcome, BackendAction, BackendConnector, BackendInfo, Check, DesktopBackend, ElementRef,
+    ActionOutcome, Activity, BackendAction, BackendConnector, BackendInfo, Check, DesktopBackend, ElementRef,
     ErrorCode, GuiError, GuiResult, ObserveRequest, Point, Screenshot, Snapshot, Target, WindowInfo,
 };
 use std::collections::HashMap;
@@ -277,6 +277,12 @@ impl DesktopBackend for MacBackend {
         }
     }
 
+    /// The application's Accessibility notifications, once one of its windows was observed and
+    /// its observer registered; `None` otherwise (settling then compares observations).
+    fn activity(&self, window: &WindowInfo) -> Option<Activity> {
+        crate::ax::observer::activity(i32::try_from(window.pid?).ok()?)
+    }
+
     async fn list_windows(&self) -> GuiResult<Vec<WindowInfo>> {
         Ok(self.refresh().await?.0)
     }
@@ -305,19 +311,25 @@ impl DesktopBackend for MacBackend {
                 Some(handle) => {
                     let limits = WalkLimits::from_request(request);
                     let frame = known.frame;
-                    let (elements, truncated) = self.ax.run(request.walk_budget + JOB_SLACK, move |ctx| {
-                        let window = ctx.elements.get(&handle).cloned().ok_or_else(stale)?;
-                        let walked = walk_timed(&mut WindowTree { window }, &limits)
-                            .map_err(|f| f.into_gui("reading the window's elements"))?;
-                        let registry = &mut ctx.elements;
-                        let elements = raw_elements(
-                            &walked,
-                            &frame,
-                            |node| registry.keep(node.clone()),
-                            AxElement::identity_key,
-                        );
-                        Ok((elements, walked.truncated_reason.clone()))
-                    })?;
+                    let (pid, app) = (known.info.pid, known.info.app.clone());
+                    let (elements, truncated, watch_note) =
+                        self.ax.run(request.walk_budget + JOB_SLACK, move |ctx| {
+                            // The settle signal from here on (registration bounded by the messaging
+                            // timeout; done once per application).
+                            let watch_note = pid.and_then(|p| ctx.watch(p as i32, &app));
+                            let window = ctx.elements.get(&handle).cloned().ok_or_else(stale)?;
+                            let walked = walk_timed(&mut WindowTree { window }, &limits)
+                                .map_err(|f| f.into_gui("reading the window's elements"))?;
+                            let registry = &mut ctx.elements;
+                            let elements = raw_elements(
+                                &walked,
+                                &frame,
+                                |node| registry.keep(node.clone()),
+                                AxElement::identity_key,
+                            );
+                            Ok((elements, walked.truncated_reason.clone(), watch_note))
+                        })?;
+                    snapshot.notes.extend(watch_note);
                     snapshot.elements = elements;
                     snapshot.truncated = truncated.is_some();
                     snapshot.truncated_reason = truncated;

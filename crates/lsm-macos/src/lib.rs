@@ -18,6 +18,7 @@ pub mod geometry;
 pub mod join;
 pub mod keys;
 pub mod listing;
+pub mod notifications;
 pub mod permissions;
 pub mod pointer;
 pub mod registry;

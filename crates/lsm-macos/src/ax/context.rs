@@ -5,6 +5,7 @@
 
 use super::app::Awakened;
 use super::element::{AxElement, AxValue};
+use super::observer::Observers;
 use crate::ax_errors::AxFailure;
 use crate::geometry::{GlobalPoint, PointSize};
 use crate::join::AxWindow;
@@ -40,6 +41,8 @@ pub struct AxContext {
     apps: HashMap<i32, AxElement>,
     pub awakened: Awakened,
     pub elements: Registry<AxElement>,
+    /// The notifications of the applications whose windows were observed.
+    observers: Observers,
 }
 
 impl AxContext {
@@ -54,6 +57,14 @@ impl AxContext {
     /// Forgets processes that are gone (their elements answer nothing any more).
     pub fn keep_only(&mut self, live: &[i32]) {
         self.apps.retain(|pid, _| live.contains(pid));
+        self.observers.keep_only(live);
+    }
+
+    /// Watches the application's notifications (the settle signal) from its first observed
+    /// window on. A note comes back the first time it is left without them.
+    pub fn watch(&mut self, pid: i32, name: &str) -> Option<String> {
+        let app = self.app(pid);
+        self.observers.ensure(pid, &app, name)
     }
 
     /// The application's windows (`AXWindows`), each read in one message and kept in the

@@ -259,9 +259,21 @@ impl AxElement {
     /// A key for the element's identity within its process: equal elements (`CFEqual`) have
     /// equal hashes; the process id tells applications apart.
     pub fn identity_key(&self) -> String {
-        let hash = objc2_core_foundation::CFHash(Some(self.0.as_ref()));
-        format!("{}:{hash:x}", self.pid().unwrap_or(0))
+        identity_key(self.pid().unwrap_or(0), &self.0)
     }
+
+    /// The element as the framework has it, for calls made elsewhere (observers).
+    pub fn raw(&self) -> &AXUIElement {
+        &self.0
+    }
+}
+
+/// The key of an element of process `pid`, as [`AxElement::identity_key`] makes it: the same
+/// for the walk and for a notification's sender. Local: neither `CFHash` nor the pid asks the
+/// application anything.
+pub fn identity_key(pid: i32, element: &AXUIElement) -> String {
+    let hash = objc2_core_foundation::CFHash(Some(element.as_ref()));
+    format!("{pid}:{hash:x}")
 }
 
 /// Takes over a +1 reference returned through an out pointer.
