@@ -147,7 +147,99 @@ impl<N> Walked<N> {
 
 struct Slot<N> {
     node: WalkNode<N>,
+    /// Children read, in the order read (the parent's own order).
     kids: Vec<usize>,
+    /// Children listed, not read yet, with their depth.
+    queue: VecDeque<(N, u32)>,
+    /// Children whose subtrees still hold listed elements not read.
+    busy: Vec<usize>,
+    /// Elements read in its subtree, itself included.
+    read: usize,
+}
+
+impl<N> Slot<N> {
+    fn new(node: WalkNode<N>) -> Self {
+        Self {
+            node,
+            kids: Vec::new(),
+            queue: VecDeque::new(),
+            busy: Vec::new(),
+            read: 0,
+        }
+    }
+
+    fn has_work(&self) -> bool {
+        !self.queue.is_empty() || !self.busy.is_empty()
+    }
+}
+
+/// The order elements are read in: each element's listed children before anything below them,
+/// and below that, the subtrees of its children take turns, the one with the fewest elements
+/// read so far first (the first of equals in document order). A list of thousands of rows
+/// therefore gets one row per turn while a panel after it reads its own elements: within
+/// `max_elements` and the time budget, the panel is read as far as the list, not starved by it.
+struct Schedule<N> {
+    slots: Vec<Slot<N>>,
+    /// Listed elements not read yet, in all queues.
+    pending: usize,
+}
+
+impl<N> Schedule<N> {
+    /// Adds a read element under `parent` (None: the window) and counts it in its ancestors.
+    fn add(&mut self, node: WalkNode<N>) -> usize {
+        let idx = self.slots.len();
+        let parent = node.parent;
+        self.slots.push(Slot::new(node));
+        if let Some(p) = parent {
+            self.slots[p].kids.push(idx);
+        }
+        let mut at = Some(idx);
+        while let Some(i) = at {
+            self.slots[i].read += 1;
+            at = self.slots[i].node.parent;
+        }
+        idx
+    }
+
+    /// Queues listed children of `idx` and marks the way to it as having work.
+    fn queue(&mut self, idx: usize, kids: impl IntoIterator<Item = N>, depth: u32) {
+        let before = self.slots[idx].queue.len();
+        self.slots[idx].queue.extend(kids.into_iter().map(|n| (n, depth)));
+        self.pending += self.slots[idx].queue.len() - before;
+        let mut i = idx;
+        while let Some(p) = self.slots[i].node.parent {
+            if !self.slots[i].has_work() || self.slots[p].busy.contains(&i) {
+                break;
+            }
+            self.slots[p].busy.push(i);
+            i = p;
+        }
+    }
+
+    /// The next listed element to read, with its parent and depth, by the order above.
+    fn next(&mut self) -> Option<(N, usize, u32)> {
+        let mut i = 0;
+        let picked = loop {
+            let slot = &mut self.slots[i];
+            if let Some((n, depth)) = slot.queue.pop_front() {
+                break (n, i, depth);
+            }
+            let slots = &self.slots;
+            let kid = slots[i].busy.iter().copied().min_by_key(|&k| slots[k].read)?;
+            i = kid;
+        };
+        self.pending -= 1;
+        // Parents without work left leave their own parents' turns.
+        let mut at = picked.1;
+        while !self.slots[at].has_work() {
+            let Some(p) = self.slots[at].node.parent else {
+                break;
+            };
+            self.slots[p].busy.retain(|&k| k != at);
+            at = p;
+        }
+        Some(picked)
+    }
 }
 
 /// Why the walk ended early.
@@ -162,13 +254,16 @@ pub fn walk_timed<T: AxTree>(tree: &mut T, limits: &WalkLimits) -> Result<Walked
     walk(tree, limits, || start.elapsed())
 }
 
-/// Walks the tree breadth-first, so a cut keeps the upper levels; `elapsed` tells how long the
-/// walk has taken (injected so tests are deterministic). A failure to read the window itself
-/// is the error; below it, what fails is left out and said.
+/// Walks the tree in the order of [`Schedule`]: an element's children before their children,
+/// so a cut keeps the upper levels, and sibling subtrees in turns, so a huge list does not
+/// starve a later panel of the same window. `elapsed` tells how long the walk has taken
+/// (injected so tests are deterministic). A failure to read the window itself is the error;
+/// below it, what fails is left out and said.
 ///
 /// Each element's children are listed up to a share of the element budget: what the elements
 /// already listed but not read do not hold, and at least half of what is unread, so a huge list
-/// met early takes its part and one met late still gets half (what is cut is reported).
+/// met early takes its part and one met late still gets half (what is cut is reported), as
+/// the Linux walk shares it.
 pub fn walk<T: AxTree>(
     tree: &mut T,
     limits: &WalkLimits,
@@ -177,24 +272,23 @@ pub fn walk<T: AxTree>(
     let max = limits.max_elements.max(1);
     let root = tree.root()?;
     let attrs = tree.attributes(&root)?;
-    let mut slots = vec![Slot {
-        node: WalkNode {
-            node: root,
-            attrs,
-            parent: None,
-            depth: 0,
-            unread_children: 0,
-        },
-        kids: Vec::new(),
-    }];
-    // Listed children not read yet: (node, parent slot, depth).
-    let mut pending: VecDeque<(T::Node, usize, u32)> = VecDeque::new();
+    let mut plan = Schedule {
+        slots: Vec::new(),
+        pending: 0,
+    };
+    plan.add(WalkNode {
+        node: root,
+        attrs,
+        parent: None,
+        depth: 0,
+        unread_children: 0,
+    });
     let mut to_open = Some(0usize);
     let mut stop = None;
     let (mut failed, mut depth_cut, mut listed_cut, mut not_read_in_time) = (0, 0, 0, 0);
     loop {
         if let Some(idx) = to_open.take() {
-            let slot = &mut slots[idx].node;
+            let slot = &mut plan.slots[idx].node;
             let folded = folds(&slot.attrs);
             let count = slot.attrs.child_count;
             if !lsm_core::states::keeps_children(slot.depth, limits.max_depth, folded) {
@@ -203,20 +297,20 @@ pub fn walk<T: AxTree>(
                     slot.unread_children = count.unwrap_or(0);
                 }
             } else if count != Some(0) {
-                let unread = max.saturating_sub(slots.len());
-                let share = unread.saturating_sub(pending.len()).max(unread / 2);
+                let unread = max.saturating_sub(plan.slots.len());
+                let share = unread.saturating_sub(plan.pending).max(unread / 2);
                 if elapsed() >= limits.budget {
                     stop = Some(Stop::Budget);
                     break;
                 }
-                match tree.children(&slots[idx].node.node, share) {
+                match tree.children(&plan.slots[idx].node.node, share) {
                     Ok(c) => {
-                        let kid_depth = lsm_core::states::child_depth(slots[idx].node.depth, folded);
+                        let kid_depth = lsm_core::states::child_depth(plan.slots[idx].node.depth, folded);
                         let listed = c.nodes.len().min(share);
                         let cut = c.total.max(c.nodes.len()) - listed;
                         listed_cut += cut;
-                        slots[idx].node.unread_children = cut;
-                        pending.extend(c.nodes.into_iter().take(share).map(|n| (n, idx, kid_depth)));
+                        plan.slots[idx].node.unread_children = cut;
+                        plan.queue(idx, c.nodes.into_iter().take(share), kid_depth);
                     }
                     // Gone meanwhile, or an element that has no children: what was read stays.
                     Err(TreeError::Gone | TreeError::Unsupported) => {}
@@ -228,33 +322,27 @@ pub fn walk<T: AxTree>(
                 }
             }
         }
-        if slots.len() >= max {
+        if plan.slots.len() >= max {
             break;
         }
-        let Some((node, parent, depth)) = pending.pop_front() else {
+        let Some((node, parent, depth)) = plan.next() else {
             break;
         };
         if elapsed() >= limits.budget {
-            not_read_in_time = pending.len() + 1;
-            pending.clear();
+            not_read_in_time = plan.pending + 1;
+            plan.pending = 0;
             stop = Some(Stop::Budget);
             break;
         }
         match tree.attributes(&node) {
             Ok(attrs) => {
-                let idx = slots.len();
-                slots.push(Slot {
-                    node: WalkNode {
-                        node,
-                        attrs,
-                        parent: Some(parent),
-                        depth,
-                        unread_children: 0,
-                    },
-                    kids: Vec::new(),
-                });
-                slots[parent].kids.push(idx);
-                to_open = Some(idx);
+                to_open = Some(plan.add(WalkNode {
+                    node,
+                    attrs,
+                    parent: Some(parent),
+                    depth,
+                    unread_children: 0,
+                }));
             }
             // A child that went away is simply not there.
             Err(TreeError::Gone) => {}
@@ -265,7 +353,7 @@ pub fn walk<T: AxTree>(
             Err(TreeError::Unsupported | TreeError::NotTrusted | TreeError::Other(_)) => failed += 1,
         }
     }
-    let read = slots.len();
+    let read = plan.slots.len();
     let reason = match stop {
         Some(Stop::Hung) => Some(format!(
             "the application did not answer Accessibility in time after {read} elements; \
@@ -282,7 +370,7 @@ pub fn walk<T: AxTree>(
             }
         )),
         None => {
-            let unread = pending.len() + listed_cut;
+            let unread = plan.pending + listed_cut;
             if unread > 0 {
                 Some(format!(
                     "max_elements ({max}) reached; {unread} more elements were not read"
@@ -300,7 +388,7 @@ pub fn walk<T: AxTree>(
         }
     };
     Ok(Walked {
-        nodes: preorder(slots),
+        nodes: preorder(plan.slots),
         truncated_reason: reason,
         not_responding: matches!(stop, Some(Stop::Hung)),
     })
@@ -452,10 +540,11 @@ mod tests {
         // and only those were asked for; what it did not list is on it.
         let list_node = &w.nodes[1];
         assert_eq!((list_node.node, list_node.unread_children), (1, 1000 - 16));
-        // The panel, met late, still had its children listed (its share is half of what was
-        // unread), though the list items queued before them were read first.
+        // The panel, met late, had its children listed (its share is half of what was unread)
+        // and read in turn with the list's rows, which took the rest.
         assert!(ids(&w).contains(&3));
-        assert_eq!(w.nodes.iter().filter(|n| n.node >= 100).count(), 16);
+        assert!(ids(&w).contains(&4) && ids(&w).contains(&5));
+        assert_eq!(w.nodes.iter().filter(|n| n.node >= 100).count(), 14);
         assert_eq!(
             w.truncated_reason.as_deref(),
             Some("max_elements (20) reached; 986 more elements were not read")
@@ -465,6 +554,64 @@ mod tests {
         assert_eq!(ids(&w), [0]);
         assert_eq!(w.nodes[0].unread_children, 3);
         assert!(w.truncated());
+    }
+
+    /// A window holding a list of thousands of rows (each with a cell) and, after it, a panel
+    /// with a nested group: (list, panel ids) in it.
+    fn list_then_panel() -> Fake {
+        let rows: Vec<u32> = (1000..4000).collect();
+        let mut edges: Vec<(u32, Vec<u32>)> = rows.iter().map(|&r| (r, vec![r + 10_000])).collect();
+        edges.extend([
+            (0, vec![1, 2]),
+            (1, rows),
+            (2, vec![3, 4]),
+            (3, vec![5, 6]),
+            (4, vec![7]),
+        ]);
+        fake(&edges)
+    }
+
+    #[test]
+    fn a_huge_list_does_not_starve_a_later_panel() {
+        let panel = [2, 3, 4, 5, 6, 7];
+        // Cut by max_elements: the whole panel is read, the list's rows take the rest.
+        let mut t = list_then_panel();
+        let w = run(&mut t, &with(300, 10, 1_000_000));
+        assert_eq!(w.nodes.len(), 300);
+        let read = ids(&w);
+        assert!(panel.iter().all(|p| read.contains(p)), "panel read: {read:?}");
+        // The list's rows come before their cells (a row's cell waits for the rows listed).
+        let rows = read.iter().filter(|&&n| (1000..4000).contains(&n)).count();
+        let cells = read.iter().filter(|&&n| n >= 10_000).count();
+        assert_eq!((rows, cells), (300 - 2 - panel.len(), 0));
+        assert!(w.truncated());
+        // Document order holds: the panel after the list and its rows.
+        let at = |n: u32| read.iter().position(|&x| x == n).unwrap_or(usize::MAX);
+        assert!(at(1) < at(1000) && at(1000) < at(2) && at(2) < at(3) && at(5) < at(4));
+        // Cut by the time budget (each call one tick: 40 calls), with elements to spare: the
+        // panel is read all the same.
+        let mut t = list_then_panel();
+        let w = run(&mut t, &with(1000, 10, 400));
+        let read = ids(&w);
+        assert!(panel.iter().all(|p| read.contains(p)), "panel read: {read:?}");
+        assert!(w
+            .truncated_reason
+            .as_deref()
+            .is_some_and(|r| r.starts_with("time budget (400 ms) used up")));
+    }
+
+    #[test]
+    fn subtrees_take_turns_by_what_they_had_read() {
+        // Three panels of 4 buttons each, 9 elements allowed: the window, the 3 panels, then
+        // turns among them (the first of equals first): 2 + 2 + 1 buttons.
+        let mut t = fake(&[
+            (0, vec![1, 2, 3]),
+            (1, vec![10, 11, 12, 13]),
+            (2, vec![20, 21, 22, 23]),
+            (3, vec![30, 31, 32, 33]),
+        ]);
+        let w = run(&mut t, &with(9, 10, 1_000_000));
+        assert_eq!(ids(&w), [0, 1, 10, 11, 2, 20, 21, 3, 30]);
     }
 
     #[test]
