@@ -2,12 +2,18 @@
 //! events.
 //!
 //! The codes are HIToolbox's `kVK_*` (Events.h). Those named `kVK_ANSI_*` are key positions on
-//! the US ANSI layout, not characters: on another layout the same code makes another character,
-//! so the macOS layer should prefer the current layout's key for a character (`UCKeyTranslate`)
-//! and fall back to the position given here. Every named key of lsm-core's `NAMED_KEYS` has a
-//! code (a unit test holds the two lists together). Text is typed with
-//! `CGEventKeyboardSetUnicodeString`, so any script arrives whatever the layout; line breaks and
-//! tabs are real keys.
+//! the US ANSI layout, not characters: on another layout the same code makes another character
+//! (on AZERTY, `kVK_ANSI_A` is the key that types "q"). A combo's letter or symbol is pressed at
+//! its ANSI position, because the current layout's key for a character cannot be looked up
+//! through a maintained binding: `UCKeyTranslate` is in CoreServices' CarbonCore, which
+//! `objc2-core-services` 0.3 leaves out (its translation config skips the module), and
+//! `TISCopyCurrentKeyboardLayoutInputSource` / `kTISPropertyUnicodeKeyLayoutData` are in
+//! HIToolbox, of which `objc2-carbon` 0.3 binds nothing. So combos with letters are right on
+//! ANSI-positioned layouts (US, UK, most QWERTY ones) and may press another character elsewhere;
+//! named keys (Return, arrows, F keys, keypad) are the same on every layout. Text never depends
+//! on the layout: it is typed with `CGEventKeyboardSetUnicodeString`, so any script arrives;
+//! line breaks and tabs are real keys. Every named key of lsm-core's `NAMED_KEYS` has a code
+//! (a unit test holds the two lists together).
 
 use lsm_core::{GuiError, GuiResult, KeyCombo, Modifier};
 
@@ -179,7 +185,7 @@ pub enum KeyTarget {
     /// A layout-independent key (Return, F5, arrows, keypad).
     Code(MacKey),
     /// A character of the US ANSI layout at its position there, with shift when that layout
-    /// needs it. The macOS layer prefers the current layout's key for `c` when it has one.
+    /// needs it (see the module's note on other layouts).
     Ansi { c: char, code: u16, shift: bool },
     /// A character no ANSI key makes: a key event carrying it as its Unicode string.
     Unicode(char),
