@@ -6,8 +6,9 @@
 //! application's Accessibility windows), [`roles`] (AX roles, subroles and attributes to lsm's
 //! roles and states), [`actions`] (which AX action or attribute carries out an lsm action),
 //! [`keys`] (key names to virtual key codes, text to Unicode key events), [`permissions`]
-//! (Accessibility and Screen Recording grants, the login session) and [`walk`] (the element
-//! walk's limits and timeouts over any tree). The Accessibility, CoreGraphics and
+//! (Accessibility and Screen Recording grants, the login session), [`walk`] (the element
+//! walk's limits, timeouts and order over any tree) and [`notifications`] (what each
+//! Accessibility notification may have changed, and the record settling reads). The Accessibility, CoreGraphics and
 //! ScreenCaptureKit calls come on top of these, compiled for macOS only.
 
 pub mod actions;
