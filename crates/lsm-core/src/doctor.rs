@@ -39,8 +39,7 @@ impl Status {
 pub struct Item {
     /// Stable, for scripts: `session`, `desktop`, `accessibility`, `accessible_apps`,
     /// `windows`, `capture`, `input`, `gnome_extension`, `kde_scripts`, `windows_session`,
-    /// `ui_automation`, `macos_session`, `macos_accessibility`, `macos_screen_recording`,
-    /// `web_ui`.
+    /// `macos_session`, `macos_accessibility`, `macos_screen_recording`, `web_ui`.
     pub id: String,
     /// For people: what was checked.
     pub title: String,

@@ -24,7 +24,6 @@ const ORDER: &[&str] = &[
     "desktop",
     "gnome_extension",
     "kde_scripts",
-    "ui_automation",
     "accessibility",
     "windows",
     "accessible_apps",

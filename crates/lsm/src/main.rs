@@ -48,9 +48,9 @@ enum Command {
     ///
     /// --json prints {"version", "platform", "ready": bool, "items": [{"id", "title",
     /// "status": "ok"|"warn"|"fail"|"info", "detail", "hint"?}]}; ids: session, desktop,
-    /// accessibility, accessible_apps, windows, capture, input, gnome_extension, kde_scripts,
-    /// windows_session, ui_automation, macos_session, macos_accessibility,
-    /// macos_screen_recording, web_ui.
+    /// accessibility (AT-SPI, UI Automation or macOS Accessibility), accessible_apps, windows,
+    /// capture, input, gnome_extension, kde_scripts, windows_session, macos_session,
+    /// macos_accessibility, macos_screen_recording, web_ui.
     Doctor(doctor::DoctorArgs),
     /// Print the login URL of the web UI of each running `lsm serve` (newest first).
     WebUrl(doctor::WebUrlArgs),

@@ -118,7 +118,7 @@ pub fn running(state_dir: &Path) -> Vec<Running> {
             },
         ));
     }
-    found.sort_by(|a, b| b.0.cmp(&a.0));
+    found.sort_by_key(|f| std::cmp::Reverse(f.0));
     found.into_iter().map(|(_, r)| r).collect()
 }
 
