@@ -156,6 +156,13 @@ pub trait DesktopBackend: Send + Sync {
     fn stale(&self) -> Option<String> {
         None
     }
+    /// `lsm doctor`'s items that only this backend can judge (its accessibility bus and which
+    /// of `windows` expose a tree, its input path, its window-system helpers), each bounded in
+    /// time. Items it leaves out (`accessibility`, `input`, `capture`) are judged by the core
+    /// from [`DesktopBackend::info`]'s capabilities.
+    async fn diagnose(&self, _windows: &[WindowInfo]) -> Vec<crate::doctor::Item> {
+        Vec::new()
+    }
 }
 
 /// Opens the backend on first use (headless safety: nothing connects before a GUI call).
@@ -163,6 +170,16 @@ pub trait DesktopBackend: Send + Sync {
 pub trait BackendConnector: Send + Sync {
     /// Fails fast with `GUI_UNAVAILABLE` and the reason when there is no graphical session.
     async fn connect(&self) -> GuiResult<Arc<dyn DesktopBackend>>;
+    /// `lsm doctor`'s items known before connecting (the session and how it was found, the
+    /// grants the platform asks for), from the same functions `connect` uses. A failed one
+    /// means `connect` would fail for that reason: the doctor then does not connect.
+    async fn preflight(&self) -> Vec<crate::doctor::Item> {
+        Vec::new()
+    }
+    /// What to do when `connect` failed (said under its error by `lsm doctor`).
+    fn connect_hint(&self) -> &'static str {
+        "run lsm inside the graphical session of the user whose desktop it should operate"
+    }
 }
 
 /// The connector of a build or platform without a GUI backend.

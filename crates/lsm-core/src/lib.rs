@@ -16,6 +16,8 @@ pub mod activity;
 pub mod audit;
 pub mod backend;
 pub mod changes;
+pub mod doctor;
+mod doctor_probe;
 pub mod effect;
 pub mod ids;
 pub mod limits;

@@ -83,6 +83,10 @@ impl LocalGui {
         &self.limits
     }
 
+    pub(crate) fn connector(&self) -> &dyn BackendConnector {
+        self.connector.as_ref()
+    }
+
     /// The backend, connected on first use. A failed connection is not cached: the session
     /// may appear later.
     pub(crate) async fn backend(&self) -> GuiResult<Arc<dyn DesktopBackend>> {

@@ -92,8 +92,8 @@ const OFF_SCREEN: &str = "off_screen";
 
 pub struct LinuxBackend {
     pub(crate) ws: WindowSystem,
-    atspi: Option<Atspi>,
-    atspi_error: Option<String>,
+    pub(crate) atspi: Option<Atspi>,
+    pub(crate) atspi_error: Option<String>,
     /// Which display, for `gui_list`'s notes.
     display: String,
     /// `WAYLAND_DISPLAY` when the X display is XWayland inside a Wayland session.
@@ -606,6 +606,10 @@ impl DesktopBackend for LinuxBackend {
                 )
                 .collect(),
         }
+    }
+
+    async fn diagnose(&self, windows: &[WindowInfo]) -> Vec<lsm_core::doctor::Item> {
+        crate::doctor::diagnose(self, windows).await
     }
 
     async fn list_windows(&self) -> GuiResult<Vec<WindowInfo>> {

@@ -10,6 +10,7 @@ mod atspi_apps;
 mod atspi_verify;
 pub mod backend;
 mod cache;
+pub mod doctor;
 mod frames;
 mod fresh;
 mod list;
@@ -80,5 +81,26 @@ impl BackendConnector for LinuxConnector {
             )));
         }
         Ok(Arc::new(backend::LinuxBackend::connect(&session).await?))
+    }
+
+    async fn preflight(&self) -> Vec<lsm_core::doctor::Item> {
+        let Ok(session) = tokio::task::spawn_blocking(session::discover).await else {
+            return Vec::new();
+        };
+        let mut items = vec![doctor::session_item(&session)];
+        let forced_x11 = std::env::var("LSM_SESSION").is_ok_and(|v| v.eq_ignore_ascii_case("x11"));
+        if !forced_x11 {
+            let s = session.clone();
+            if let Ok(Some(item)) =
+                tokio::task::spawn_blocking(move || doctor::gnome_extension_item(&s)).await
+            {
+                items.push(item);
+            }
+        }
+        items
+    }
+
+    fn connect_hint(&self) -> &'static str {
+        doctor::CONNECT_HINT
     }
 }

@@ -17,11 +17,17 @@ pub const VARS: &[&str] = &[
     "AT_SPI_BUS_ADDRESS",
 ];
 
+/// The origin of a value taken from lsm's own environment.
+pub const INHERITED: &str = "inherited from the environment";
+
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Session {
     pub vars: HashMap<String, String>,
-    /// Where each value came from, for error messages.
+    /// Where lsm looked, for error messages.
     pub looked: Vec<String>,
+    /// Where each value in `vars` came from (`lsm doctor` says whether the display was
+    /// inherited or recovered).
+    pub origins: HashMap<String, String>,
 }
 
 impl Session {
@@ -98,6 +104,7 @@ pub fn discover() -> Session {
         if let Ok(v) = std::env::var(k) {
             if !v.is_empty() {
                 s.vars.insert((*k).to_string(), v);
+                s.origins.insert((*k).to_string(), INHERITED.into());
             }
         }
     }
@@ -108,7 +115,13 @@ pub fn discover() -> Session {
     if let Some(env) = systemd_user_env() {
         s.looked.push("systemctl --user show-environment".into());
         for (k, v) in env {
-            s.vars.entry(k).or_insert(v);
+            if !s.vars.contains_key(&k) {
+                s.origins.insert(
+                    k.clone(),
+                    "recovered from `systemctl --user show-environment`".into(),
+                );
+                s.vars.insert(k, v);
+            }
         }
     } else {
         s.looked.push("systemctl --user (not available)".into());
@@ -123,15 +136,33 @@ pub fn discover() -> Session {
         && owned_by_us(&runtime.join("wayland-0"), uid)
     {
         s.vars.insert("WAYLAND_DISPLAY".into(), "wayland-0".into());
+        s.origins.insert(
+            "WAYLAND_DISPLAY".into(),
+            format!(
+                "recovered from the socket {}",
+                runtime.join("wayland-0").display()
+            ),
+        );
     }
     if s.get("DBUS_SESSION_BUS_ADDRESS").is_none() && runtime.join("bus").exists() {
         s.vars.insert(
             "DBUS_SESSION_BUS_ADDRESS".into(),
             format!("unix:path={}", runtime.join("bus").display()),
         );
+        s.origins.insert(
+            "DBUS_SESSION_BUS_ADDRESS".into(),
+            format!("recovered from the socket {}", runtime.join("bus").display()),
+        );
     }
     if s.get("DISPLAY").is_none() {
         if let Some(d) = x11_socket_display(uid) {
+            s.origins.insert(
+                "DISPLAY".into(),
+                format!(
+                    "recovered from the socket /tmp/.X11-unix/X{}",
+                    d.trim_start_matches(':')
+                ),
+            );
             s.vars.insert("DISPLAY".into(), d);
         }
     }

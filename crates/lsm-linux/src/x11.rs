@@ -349,6 +349,11 @@ impl X11 {
     }
 
     /// Whether the connection to the server is gone (read from the socket without blocking).
+    /// Whether the server offers XTEST (raw pointer and keyboard input).
+    pub fn has_xtest(&self) -> bool {
+        self.has_xtest
+    }
+
     pub fn connection_lost(&self) -> bool {
         self.pump();
         self.lost.load(Ordering::Relaxed)

@@ -72,6 +72,35 @@ impl BackendConnector for MacConnector {
         .await?;
         Ok(Arc::new(MacBackend::default()))
     }
+
+    async fn preflight(&self) -> Vec<lsm_core::doctor::Item> {
+        let facts = blocking(|| {
+            let session = cg::session::gui_session();
+            let (exe, term_program) = exe_and_terminal();
+            Ok(crate::doctor::Facts {
+                session: SessionFacts {
+                    console_user: crate::session::console_user(),
+                    ssh: crate::session::over_ssh(),
+                    window_server: session.is_some(),
+                    root: crate::session::as_root(),
+                    on_console: session.map(|s| s.on_console),
+                },
+                accessibility: crate::ax::trust::accessibility_trusted(),
+                screen_recording: cg::windows::screen_recording_allowed(),
+                exe,
+                term_program,
+            })
+        })
+        .await;
+        match facts {
+            Ok(f) => crate::doctor::items(&f),
+            Err(e) => vec![lsm_core::doctor::Item::fail(
+                "macos_session",
+                "Login session",
+                e.message,
+            )],
+        }
+    }
 }
 
 /// What the last listing said of a window.

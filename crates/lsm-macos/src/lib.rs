@@ -14,6 +14,7 @@
 pub mod actions;
 pub mod ax_errors;
 pub mod capture;
+pub mod doctor;
 pub mod element;
 pub mod geometry;
 pub mod join;

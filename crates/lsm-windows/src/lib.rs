@@ -10,6 +10,7 @@
 //! on the screen, where no DWM reports them: Wine). The Win32 and UI Automation
 //! calls come on top of these, compiled for Windows only.
 
+pub mod doctor;
 pub mod dpi;
 pub mod element;
 pub mod errors;

@@ -1,6 +1,8 @@
 //! `lsm`: local-shell-mcp. One binary: the MCP server (stdio or Streamable HTTP) over the
 //! native desktop backend of this machine.
 
+mod doctor;
+
 use clap::{Parser, Subcommand};
 use lsm_core::{BackendConnector, Limits, LocalGui};
 use lsm_server::Machines;
@@ -35,6 +37,23 @@ enum Command {
     /// One-time desktop set-up that lsm cannot do by itself (e.g. `lsm setup gnome`).
     #[command(subcommand)]
     Setup(SetupCommand),
+    /// Check that this machine is ready for a model to see and act, and say what to do if not.
+    ///
+    /// Checks the session and how its display was found, the desktop connection, the
+    /// accessibility bus and which applications expose a tree, the window list, one real
+    /// capture, the input path, and the platform's own needs (GNOME extension, KWin scripts,
+    /// Windows session and UI Automation, macOS permissions for this binary), with the same
+    /// calls `gui_list` and `gui_state` make; and the web UI's login URL. Exit status 0 only
+    /// when a model can see and act; 1 otherwise.
+    ///
+    /// --json prints {"version", "platform", "ready": bool, "items": [{"id", "title",
+    /// "status": "ok"|"warn"|"fail"|"info", "detail", "hint"?}]}; ids: session, desktop,
+    /// accessibility (AT-SPI, UI Automation or macOS Accessibility), accessible_apps, windows,
+    /// capture, input, gnome_extension, kde_scripts, windows_session, macos_session,
+    /// macos_accessibility, macos_screen_recording, web_ui.
+    Doctor(doctor::DoctorArgs),
+    /// Print the login URL of the web UI of each running `lsm serve` (newest first).
+    WebUrl(doctor::WebUrlArgs),
 }
 
 #[derive(Subcommand)]
@@ -312,6 +331,11 @@ fn main() -> std::process::ExitCode {
             return std::process::ExitCode::FAILURE;
         }
     };
+    let cli = match cli.command {
+        Command::Doctor(args) => return runtime.block_on(doctor::doctor(args, VERSION, connector())),
+        Command::WebUrl(args) => return doctor::web_url(args),
+        _ => cli,
+    };
     let result = runtime.block_on(async {
         match cli.command {
             Command::Serve(args) => serve(args).await,
@@ -319,6 +343,7 @@ fn main() -> std::process::ExitCode {
             Command::Revoke(args) => revoke(args),
             Command::Worker(args) => worker(args).await,
             Command::Setup(SetupCommand::Gnome(args)) => setup_gnome(args),
+            Command::Doctor(_) | Command::WebUrl(_) => Ok(()),
         }
     });
     match result {
@@ -393,6 +418,7 @@ async fn serve(args: ServeArgs) -> std::io::Result<()> {
             idle: Duration::from_secs(args.web_idle_timeout.max(1)),
             lifetime: Duration::from_secs(args.web_session_lifetime.max(1)),
         },
+        state_dir: (args.state.state_dir.clone()).or_else(|| lsm_core::state_dir::default_state_dir().ok()),
     };
     let web = lsm_server::web::start(machines.clone(), &web_options).await?;
     // The web UI runs beside MCP and ends with it.

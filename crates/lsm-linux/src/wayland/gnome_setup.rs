@@ -149,6 +149,10 @@ fn default_extensions_dir() -> Result<PathBuf, String> {
 /// Runs a settings or shell command for its output, bounded to 10 s (a stuck dconf or D-Bus
 /// must not hang the set-up).
 fn run(program: &str, args: &[&str]) -> Result<String, String> {
+    run_within(program, args, std::time::Duration::from_secs(10))
+}
+
+fn run_within(program: &str, args: &[&str], limit: std::time::Duration) -> Result<String, String> {
     let mut child = Command::new(program)
         .args(args)
         .stdin(Stdio::null())
@@ -156,14 +160,18 @@ fn run(program: &str, args: &[&str]) -> Result<String, String> {
         .stderr(Stdio::piped())
         .spawn()
         .map_err(|e| format!("{program}: {e}"))?;
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let deadline = std::time::Instant::now() + limit;
     loop {
         match child.try_wait() {
             Ok(Some(_)) => break,
             Ok(None) if std::time::Instant::now() > deadline => {
                 let _ = child.kill();
                 let _ = child.wait();
-                return Err(format!("{program} {} did not finish within 10 s", args.join(" ")));
+                return Err(format!(
+                    "{program} {} did not finish within {} s",
+                    args.join(" "),
+                    limit.as_secs_f32()
+                ));
             }
             Ok(None) => std::thread::sleep(std::time::Duration::from_millis(20)),
             Err(e) => return Err(format!("{program}: {e}")),
@@ -182,6 +190,37 @@ fn run(program: &str, args: &[&str]) -> Result<String, String> {
 }
 
 const SCHEMA: &str = "org.gnome.shell";
+
+/// Where the extension is installed and whether GNOME's settings enable it (`lsm doctor`).
+#[derive(Debug, Clone)]
+pub struct InstallState {
+    /// The directory holding it (the user's, else the system's), None when not installed.
+    pub installed: Option<PathBuf>,
+    /// Listed in `enabled-extensions` with user extensions allowed.
+    pub enabled: bool,
+}
+
+/// Reads the install state, each settings read bounded to 2 s.
+pub fn install_state() -> Result<InstallState, String> {
+    let limit = std::time::Duration::from_secs(2);
+    let installed = [
+        default_extensions_dir().ok(),
+        Some(PathBuf::from("/usr/share/gnome-shell/extensions")),
+    ]
+    .into_iter()
+    .flatten()
+    .map(|d| d.join(UUID))
+    .find(|d| d.join("metadata.json").exists());
+    let list = run_within("gsettings", &["get", SCHEMA, "enabled-extensions"], limit)
+        .map_err(|e| format!("cannot read the enabled extensions: {e}"))?;
+    let listed = parse_string_list(&list).is_some_and(|l| l.iter().any(|u| u == UUID));
+    let user_disabled =
+        run_within("gsettings", &["get", SCHEMA, "disable-user-extensions"], limit).as_deref() == Ok("true");
+    Ok(InstallState {
+        installed,
+        enabled: listed && !user_disabled,
+    })
+}
 
 /// Installs (or removes) the extension; returns the lines to print: what was done and what the
 /// user must do next.

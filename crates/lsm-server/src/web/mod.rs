@@ -10,6 +10,7 @@
 pub mod auth;
 mod errors;
 mod throttle;
+pub mod url_file;
 
 use crate::Machines;
 use auth::{Allowed, Auth, LoginRefusal, PublicOrigin, SessionLimits};
@@ -62,6 +63,8 @@ pub struct WebUi {
     pub url: String,
     /// The secret when it was generated here (to print); None when it came from the caller.
     pub generated_secret: Option<String>,
+    /// The login URL's file in the state directory, removed when the web UI stops.
+    url_file: Option<url_file::UrlFile>,
 }
 
 /// Binds the web UI's listener, with the default session limits.
@@ -102,6 +105,7 @@ pub async fn bind_with(
         app: router(web),
         url,
         generated_secret,
+        url_file: None,
     })
 }
 
@@ -110,9 +114,20 @@ impl WebUi {
         self.listener.local_addr()
     }
 
+    /// The URL that opens the page and logs in: the generated secret rides in the fragment,
+    /// which browsers never send to a server.
+    pub fn login_url(&self) -> String {
+        match &self.generated_secret {
+            Some(s) => format!("{}#secret={s}", self.url),
+            None => self.url.clone(),
+        }
+    }
+
     /// Serves until the process stops. The peer's address reaches the handlers (login
     /// throttling is per client).
     pub async fn run(self) -> std::io::Result<()> {
+        // Held while serving: the URL file goes when the web UI does.
+        let _url_file = self.url_file;
         axum::serve(
             self.listener,
             self.app.into_make_service_with_connect_info::<SocketAddr>(),
@@ -541,6 +556,8 @@ pub struct WebOptions {
     pub secret_env: Option<String>,
     pub origin: Option<String>,
     pub sessions: SessionLimits,
+    /// Where the login URL is written (`url_file`); None: nowhere.
+    pub state_dir: Option<std::path::PathBuf>,
 }
 
 /// Binds the web UI as the options say and prints its address (and a generated secret) on
@@ -575,29 +592,58 @@ pub async fn start(machines: Arc<Machines>, opts: &WebOptions) -> std::io::Resul
         .map(PublicOrigin::parse)
         .transpose()
         .map_err(std::io::Error::other)?;
-    let ui = match bind_with(
-        machines,
-        WebConfig {
-            addr,
-            secret,
-            public_origin,
-        },
-        opts.sessions,
-    )
-    .await
-    {
+    let config = |addr| WebConfig {
+        addr,
+        secret: secret.clone(),
+        public_origin: public_origin.clone(),
+    };
+    let ui = match bind_with(machines.clone(), config(addr), opts.sessions).await {
         Ok(ui) => ui,
+        // The default port is taken (often by another lsm, e.g. started by a second MCP
+        // client): a free port instead, said on stderr and in the URL file.
+        Err(e) if opts.web.is_none() && e.kind() == std::io::ErrorKind::AddrInUse => {
+            let any_port = SocketAddr::new(addr.ip(), 0);
+            match bind_with(machines, config(any_port), opts.sessions).await {
+                Ok(ui) => {
+                    let port = ui.local_addr().map(|a| a.port()).unwrap_or(0);
+                    eprintln!(
+                        "lsm: web UI: {addr} is taken (another lsm serve?); using port {port} instead (`lsm web-url` lists every running web UI)"
+                    );
+                    ui
+                }
+                Err(e) => {
+                    eprintln!("lsm: web UI not started: {addr} is taken and no free port was found ({e})");
+                    return Ok(None);
+                }
+            }
+        }
         Err(e) if opts.web.is_none() => {
             eprintln!("lsm: web UI not started: {addr}: {e} (choose another with --web ADDR, or --web off)");
             return Ok(None);
         }
         Err(e) => return Err(std::io::Error::other(format!("web UI on {addr}: {e}"))),
     };
+    let mut ui = ui;
     let bound = ui.local_addr()?;
-    match &ui.generated_secret {
-        // The secret rides in the fragment, which browsers never send to a server.
-        Some(s) => eprintln!("lsm: web UI {}#secret={s}", ui.url),
-        None => eprintln!("lsm: web UI {} (log in with the configured secret)", ui.url),
+    let note = ui
+        .generated_secret
+        .is_none()
+        .then_some("log in with the configured secret (--web-secret-file or LSM_WEB_SECRET)");
+    match note {
+        None => eprintln!("lsm: web UI {}", ui.login_url()),
+        Some(note) => eprintln!("lsm: web UI {} ({note})", ui.url),
+    }
+    if let Some(dir) = &opts.state_dir {
+        match url_file::UrlFile::write(dir, bound.port(), &ui.login_url(), note) {
+            Ok(file) => {
+                eprintln!("lsm: web UI login URL written to {}", file.path().display());
+                ui.url_file = Some(file);
+            }
+            Err(e) => eprintln!(
+                "lsm: warning: the web UI's URL could not be written to {} ({e})",
+                dir.display()
+            ),
+        }
     }
     if let Some(p) = &opts.origin {
         eprintln!("lsm: web UI public origin {p} (behind a reverse proxy)");

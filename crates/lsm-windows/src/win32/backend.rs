@@ -61,6 +61,13 @@ impl BackendConnector for WindowsConnector {
         .await?;
         Ok(Arc::new(WindowsBackend { uia }))
     }
+
+    async fn preflight(&self) -> Vec<lsm_core::doctor::Item> {
+        let problem = blocking(|| Ok(session_problem()))
+            .await
+            .unwrap_or_else(|e| Some(e.message));
+        vec![crate::doctor::session_item(problem)]
+    }
 }
 
 /// Why this session cannot be operated, from the session id and the input desktop's name.
@@ -177,6 +184,14 @@ impl DesktopBackend for WindowsBackend {
             capabilities: capabilities.into_iter().map(String::from).collect(),
             notes,
         }
+    }
+
+    async fn diagnose(&self, _windows: &[WindowInfo]) -> Vec<lsm_core::doctor::Item> {
+        let client = self.uia.as_ref().map(|_| ()).map_err(String::as_str);
+        vec![
+            crate::doctor::ui_automation_item(client),
+            crate::doctor::input_item(),
+        ]
     }
 
     async fn list_windows(&self) -> GuiResult<Vec<WindowInfo>> {
