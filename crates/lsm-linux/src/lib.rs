@@ -10,6 +10,7 @@ mod atspi_apps;
 mod atspi_verify;
 pub mod backend;
 mod cache;
+mod display_error;
 mod frames;
 mod fresh;
 mod list;
