@@ -63,8 +63,11 @@ enum Contract {
     Output,
 }
 
+/// Schemas made so far, per type and contract.
+type Made = HashMap<(TypeId, Contract), Arc<JsonObject>>;
+
 fn cached<T: JsonSchema + 'static>(contract: Contract) -> Arc<JsonObject> {
-    static CACHE: Mutex<Option<HashMap<(TypeId, Contract), Arc<JsonObject>>>> = Mutex::new(None);
+    static CACHE: Mutex<Option<Made>> = Mutex::new(None);
     let key = (TypeId::of::<T>(), contract);
     let mut cache = CACHE.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
     let cache = cache.get_or_insert_with(HashMap::new);

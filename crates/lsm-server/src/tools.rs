@@ -195,12 +195,6 @@ mod tests {
             .map(|s| s.len())
             .unwrap_or(usize::MAX);
         println!("tools/list tools: {size} bytes");
-        if let Ok(path) = std::env::var("LSM_DUMP_TOOLS") {
-            let _ = std::fs::write(
-                path,
-                serde_json::to_string_pretty(&super::all()).unwrap_or_default(),
-            );
-        }
         assert!(size <= 15 * 1024, "tools/list is {size} bytes");
     }
 }
