@@ -57,6 +57,7 @@ T_JSON_SHRINK = 0.5  # JSON `elements` at most half of their size before the com
 # objects, depth, every state the toolkit reports, unnamed containers listed).
 ELEMENTS_JSON_BEFORE = {"gtk3-widget-factory": 32_426, "gtk4-widget-factory": 53_767, "testapp": 8_910}
 T_PEAK_RSS_MIB = 40.0  # peak RSS of lsm serve < 40 MiB
+T_TOOLS_LIST_BYTES = 15_360  # the tools/list answer, which clients send to the model every turn
 
 
 class BenchError(RuntimeError):
@@ -239,6 +240,10 @@ class LeanSession:
 
     def ping(self) -> None:
         self._request("ping", {})
+
+    def tools_list_bytes(self) -> int:
+        """Size of the tools/list result as the server wrote it (compact JSON)."""
+        return json_bytes(self._request("tools/list", {}))
 
     def stderr_tail(self) -> str:
         return _tail(Path(self.raw.stderr_path))
@@ -604,6 +609,10 @@ def build_table(data: dict) -> tuple[str, list[dict]]:
             f"{o['outline_bytes']:,} B", "–", "JSON `elements` (compact)", f"{o['elements_json_bytes']:,} B", "–",
             f"{ratio:.2f} of it", "—", None)
 
+    size = data["tools_list_bytes"]
+    row("tools/list result (sent to the model every turn)", "3 tools with input and output schemas",
+        f"{size:,} B", "–", "", "", "", "", f"≤ {T_TOOLS_LIST_BYTES:,} B", size <= T_TOOLS_LIST_BYTES)
+
     hwm = data["memory"]["VmHWM"] / 1024
     row("peak RSS (VmHWM)", "`lsm serve`, whole run", f"{hwm:.1f} MiB", "–", "", "", "", "",
         f"< {T_PEAK_RSS_MIB:g} MiB", hwm < T_PEAK_RSS_MIB)
@@ -704,6 +713,7 @@ def main() -> int:
         if missing:
             raise BenchError(f"gui_list has no window of {missing}: {[(w['title'], w.get('pid')) for w in wins]}")
 
+        data["tools_list_bytes"] = session.tools_list_bytes()
         phases = data["memory_phases"] = {"start": data["memory_start"]}
         data["ping_ms"] = measure_ping(session, runs)
         data["sdk_ping_ms"] = sdk_ping_ms(env, runs)

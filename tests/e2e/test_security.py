@@ -2,7 +2,8 @@
 binary over real HTTP (http.client and the official MCP SDK's Streamable HTTP client).
 
 - Streamable HTTP beyond loopback refuses to start without an access token; with one, every
-  request needs `Authorization: Bearer <token>`, and a missing or wrong one gets the same bare 401.
+  request needs `Authorization: Bearer <token>`; a missing or wrong one gets a 401 that says which
+  (`WWW-Authenticate` and a JSON-RPC error body) and never echoes the token.
 - The web UI: login throttling per client; every error in the JSON format with a stable code;
   the security headers on every answer; sessions that end (idle, absolute lifetime, logout).
 - In real Chromium (tests/webui/security.mjs): the Desktop page cannot be framed by another
@@ -169,27 +170,30 @@ def test_with_a_token_every_request_needs_it(tmp_path):
         assert not listed.is_error and listed.structured_content["machines"][0]["name"] == "local", listed
         with pytest.raises(Exception) as refused:
             sdk_gui_list(f"http://127.0.0.1:{port}/mcp", {})
-        # (The SDK says only "Server returned an error response"; the raw requests below show the 401.)
-        assert "error response" in repr(refused.value), refused.value
+        # The SDK raises the JSON-RPC error of the 401 (tests/e2e/test_first_contact.py reads it).
+        assert "Unauthorized" in repr(refused.value), refused.value
         status, headers, body = post_init("127.0.0.1", port, {"Authorization": f"Bearer {token}"})
         assert status == 200 and headers.get("mcp-session-id"), (status, body[:300])
         session = headers["mcp-session-id"]
-        # Missing, wrong, cut, other scheme: one bare answer, nothing said about why.
+        # Missing, wrong, cut, other scheme: refused with what is wrong, never with the token.
         answers = set()
         for auth in [None, "Bearer wrong", f"Bearer {token[:-1]}", f"Bearer {token}x", f"Basic {token}",
                      f"Bearer{token}", "Bearer ", token]:
             h = {} if auth is None else {"Authorization": auth}
             status, headers, body = post_init("127.0.0.1", port, h)
             assert status == 401, (auth, status, body[:300])
-            answers.add((status, headers.get("www-authenticate"), body, headers.get("content-type")))
-        assert answers == {(401, "Bearer", b"", None)}, answers
+            assert token not in body.decode() and token not in headers.get("www-authenticate", "")
+            assert json.loads(body)["error"]["code"] == -32001, body
+            answers.add(headers.get("www-authenticate"))
+        # Three answers: no credentials, a malformed header, a wrong token (a cut one is wrong).
+        assert len(answers) == 3 and all(a.startswith('Bearer realm="lsm"') for a in answers), answers
         # A session id alone does not let anyone in.
         raw = RawHttp(f"http://127.0.0.1:{port}/mcp", initialize=False)
         raw.session_id = session
         for method, body in [("POST", json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})),
                              ("GET", None), ("DELETE", None)]:
             status, _, data = raw.request(method, body)
-            assert status == 401 and data == b"", (method, status, data[:200])
+            assert status == 401 and b"Unauthorized" in data, (method, status, data[:200])
         # The scheme's case does not matter (RFC 7235); the token's does.
         status, _, _ = post_init("127.0.0.1", port, {"Authorization": f"bearer {token}"})
         assert status == 200
@@ -201,7 +205,7 @@ def test_with_a_token_every_request_needs_it(tmp_path):
             status, _, _ = post_init(ip, port, {"Authorization": f"Bearer {token}"})
             assert status == 200
             status, _, body = post_init(ip, port, {})
-            assert (status, body) == (401, b"")
+            assert status == 401 and b"Unauthorized" in body, (status, body[:200])
         text = Path(log).read_text()
         assert token not in text and session not in text, text[-2000:]
         assert "MCP request refused: no or wrong access token" in text, text[-2000:]
@@ -216,7 +220,7 @@ def test_the_sdk_with_the_token_works_and_without_it_is_refused(tmp_path):
         listed = s.call_ok("gui_list", {})
         assert [m["name"] for m in listed["machines"]] == ["local"], listed
         assert token not in Path(s.stderr_path).read_text()
-    with pytest.raises(RuntimeError, match="error response") as refused:
+    with pytest.raises(RuntimeError, match="Unauthorized") as refused:
         LsmSession("http", headless_env(), args=args).open()
     assert "MCP request refused: no or wrong access token" in str(refused.value), refused.value
 
@@ -229,9 +233,9 @@ def test_on_loopback_a_token_is_optional_but_enforced_when_given():
                     headers={"Authorization": f"Bearer {token}"}) as s:
         assert s.call_ok("gui_list", {})["machines"][0]["name"] == "local"
         status, _, body = post_init("127.0.0.1", s.port, {})
-        assert (status, body) == (401, b"")
+        assert status == 401 and b"Unauthorized" in body and token.encode() not in body, (status, body)
         status, _, body = post_init("127.0.0.1", s.port, {"Authorization": "Bearer " + "0" * 64})
-        assert (status, body) == (401, b"")
+        assert status == 401 and b"wrong" in body and token.encode() not in body, (status, body)
 
 
 # ------------------------------------------------------------------ web UI: HTTP rules

@@ -22,6 +22,8 @@ pub enum ErrorCode {
     OutOfBounds,
     ElementNotFound,
     ElementStale,
+    /// The control is disabled: acting on it would do nothing, so nothing was done.
+    ElementDisabled,
     InvalidArgument,
     UnsupportedAction,
     LimitExceeded,
@@ -48,6 +50,7 @@ impl ErrorCode {
             Self::OutOfBounds => "OUT_OF_BOUNDS",
             Self::ElementNotFound => "ELEMENT_NOT_FOUND",
             Self::ElementStale => "ELEMENT_STALE",
+            Self::ElementDisabled => "ELEMENT_DISABLED",
             Self::InvalidArgument => "INVALID_ARGUMENT",
             Self::UnsupportedAction => "UNSUPPORTED_ACTION",
             Self::LimitExceeded => "LIMIT_EXCEEDED",
@@ -112,6 +115,13 @@ impl GuiError {
             ),
         )
         .with_details(serde_json::json!({ "blocked_by": dialog_id }))
+    }
+    /// A `window_id` no window of this machine could have: `example` shows the form they take.
+    pub fn malformed_window_id(window_id: &str, example: &str) -> Self {
+        Self::invalid(format!(
+            "window_id {window_id:?} is not a window id of this machine (they look like {example}); \
+             use a window_id from gui_list"
+        ))
     }
     pub fn window_not_found(window_id: &str) -> Self {
         Self::new(

@@ -65,6 +65,12 @@ pub fn editable_role(role: &str) -> bool {
     matches!(role, "text" | "password_text" | "entry" | "spin_button")
 }
 
+/// A control the toolkit reports as neither enabled nor sensitive (greyed out): input to it
+/// does nothing. False when the backend reported no states at all.
+pub fn is_disabled(raw: &[String]) -> bool {
+    !raw.is_empty() && !raw.iter().any(|s| s == "enabled" || s == "sensitive")
+}
+
 /// The states an observation shows for an element of `role` whose backend reported `raw`
 /// (in that order, then what is derived): no usual or bookkeeping state, orientation only where
 /// it matters, and `disabled` (neither enabled nor sensitive), `hidden` (not visible) and
@@ -89,7 +95,7 @@ pub fn element_states(role: &str, raw: &[String]) -> Vec<String> {
             out.push(s.to_string());
         }
     };
-    if !has("enabled") && !has("sensitive") {
+    if is_disabled(raw) {
         derive("disabled");
     }
     if !has("visible") {

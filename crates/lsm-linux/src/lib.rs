@@ -10,6 +10,7 @@ mod atspi_apps;
 mod atspi_verify;
 pub mod backend;
 mod cache;
+mod display_error;
 pub mod doctor;
 mod frames;
 mod fresh;

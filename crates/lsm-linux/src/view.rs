@@ -162,11 +162,16 @@ pub fn format_window_id(xid: u32) -> String {
     format!("0x{xid:x}")
 }
 
+/// A window id as `format_window_id` writes it; any other text is no window id at all.
 pub fn parse_window_id(id: &str) -> GuiResult<u32> {
-    id.strip_prefix("0x")
+    let xid = id
+        .strip_prefix("0x")
         .and_then(|h| u32::from_str_radix(h, 16).ok())
-        .filter(|x| *x != 0)
-        .ok_or_else(|| GuiError::window_not_found(id))
+        .ok_or_else(|| GuiError::malformed_window_id(id, "0x1a00007"))?;
+    if xid == 0 {
+        return Err(GuiError::window_not_found(id));
+    }
+    Ok(xid)
 }
 
 #[cfg(test)]
@@ -179,13 +184,17 @@ mod tests {
             parse_window_id(&format_window_id(0x1a00007)).ok(),
             Some(0x1a00007)
         );
-        for bad in ["", "0x", "0x0", "123", "0xzz", "0x1ffffffff"] {
+        for bad in ["", "0x", "123", "0xzz", "0x1ffffffff", "not-a-window"] {
             assert_eq!(
                 parse_window_id(bad).map_err(|e| e.code),
-                Err(ErrorCode::WindowNotFound),
+                Err(ErrorCode::InvalidArgument),
                 "{bad}"
             );
         }
+        assert_eq!(
+            parse_window_id("0x0").map_err(|e| e.code),
+            Err(ErrorCode::WindowNotFound)
+        );
     }
 
     #[test]

@@ -413,9 +413,7 @@ fn connect_bounded(name: &str) -> GuiResult<(RustConnection, usize)> {
         .map_err(|e| GuiError::backend(format!("cannot start the X11 connect thread: {e}")))?;
     match rx.recv_timeout(CONNECT_TIMEOUT) {
         Ok(Ok(pair)) => Ok(pair),
-        Ok(Err(e)) => Err(GuiError::unavailable(format!(
-            "cannot connect to X display {name}: {e}"
-        ))),
+        Ok(Err(e)) => Err(GuiError::unavailable(crate::display_error::cannot_open(name, &e))),
         Err(_) => Err(GuiError::unavailable(format!(
             "cannot connect to X display {name}: no answer within {} s",
             CONNECT_TIMEOUT.as_secs()

@@ -207,6 +207,9 @@ impl MacBackend {
 
     /// What a window id stands for now (`reuse`: a listing younger than this will do).
     async fn known(&self, window_id: &str, reuse: Duration) -> GuiResult<(Known, Vec<Display>)> {
+        if crate::listing::parse_window_id(window_id).is_none() {
+            return Err(GuiError::malformed_window_id(window_id, "m42"));
+        }
         let recent = |listing: &Option<Listing>| {
             let l = listing.as_ref().filter(|l| l.at.elapsed() < reuse)?;
             Some((l.windows.get(window_id).cloned(), l.displays.clone()))

@@ -11,6 +11,8 @@ use std::path::{Path, PathBuf};
 
 pub use lsm_core::state_dir::default_state_dir;
 
+const TOKEN_PREFIX: &str = "lsmw_";
+
 /// Machine names: what `machine` arguments and logs carry.
 pub fn check_name(name: &str) -> Result<(), String> {
     let ok = !name.is_empty()
@@ -85,7 +87,7 @@ impl StateDir {
         check_name(name).map_err(io::Error::other)?;
         let mut raw = [0u8; 32];
         rand::rng().fill(&mut raw);
-        let token = format!("lsmw_{}", hex::encode(raw));
+        let token = format!("{TOKEN_PREFIX}{}", hex::encode(raw));
         let mut workers = self.credentials()?;
         workers.retain(|c| c.name != name);
         let enrolled_unix = std::time::SystemTime::now()
@@ -150,17 +152,21 @@ pub fn cert_pin(cert: &[u8]) -> String {
     hex::encode(Sha256::digest(cert))
 }
 
+/// What `enrol` issues: `lsmw_` and 64 hex digits.
+pub fn is_worker_token(token: &str) -> bool {
+    token
+        .strip_prefix(TOKEN_PREFIX)
+        .is_some_and(|hex| hex.len() == 64 && hex.bytes().all(|b| b.is_ascii_hexdigit()))
+}
+
 pub fn token_hash(token: &str) -> String {
     hex::encode(Sha256::digest(token.as_bytes()))
 }
 
-/// Equality of two strings in time independent of where they differ.
-pub fn constant_time_eq(a: &str, b: &str) -> bool {
-    let (a, b) = (a.as_bytes(), b.as_bytes());
-    if a.len() != b.len() {
-        return false;
-    }
-    a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+/// Equality of two secrets in time independent of where they differ (only their lengths may
+/// show). The one comparison of secrets in lsm: tokens, pins, the web UI's secret and CSRF token.
+pub fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    subtle::ConstantTimeEq::ct_eq(a, b).into()
 }
 
 /// Why a worker was refused, for the controller's log (never sent to the worker).
@@ -168,7 +174,7 @@ pub fn authenticate(creds: &[Credential], name: &str, token: &str) -> Result<Str
     let hash = token_hash(token);
     match creds.iter().find(|c| c.name == name) {
         None => Err("no credential for this name (not enrolled, or revoked)"),
-        Some(c) if constant_time_eq(&c.token_sha256, &hash) => Ok(hash),
+        Some(c) if constant_time_eq(c.token_sha256.as_bytes(), hash.as_bytes()) => Ok(hash),
         Some(_) => Err("wrong token"),
     }
 }

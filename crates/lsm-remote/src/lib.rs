@@ -10,5 +10,5 @@ pub mod tls;
 pub mod worker;
 
 pub use controller::{Controller, RemoteMachine};
-pub use creds::{default_state_dir, StateDir};
+pub use creds::{constant_time_eq, default_state_dir, StateDir};
 pub use worker::{TokenSource, WorkerConfig};

@@ -74,7 +74,7 @@ impl ServerCertVerifier for PinVerifier {
         _now: UnixTime,
     ) -> Result<ServerCertVerified, rustls::Error> {
         let seen = cert_pin(end_entity);
-        if crate::creds::constant_time_eq(&seen, &self.pin) {
+        if crate::creds::constant_time_eq(seen.as_bytes(), self.pin.as_bytes()) {
             Ok(ServerCertVerified::assertion())
         } else {
             Err(rustls::Error::General(format!(

@@ -43,6 +43,14 @@ pub enum TokenSource {
 }
 
 impl TokenSource {
+    /// Where the token is, for messages: the file's path or the variable's name.
+    pub fn describe(&self) -> String {
+        match self {
+            TokenSource::File(p) => format!("the token file {}", p.display()),
+            TokenSource::Value(_) => "$LSM_WORKER_TOKEN".to_string(),
+        }
+    }
+
     fn read(&self) -> io::Result<String> {
         let token = match self {
             TokenSource::File(p) => std::fs::read_to_string(p)
@@ -50,8 +58,20 @@ impl TokenSource {
             TokenSource::Value(v) => v.clone(),
         };
         let token = token.trim().to_string();
-        if token.is_empty() {
-            return Err(io::Error::other("the worker token is empty"));
+        if !crate::creds::is_worker_token(&token) {
+            // Its length helps to spot a token cut when it was copied; the text stays secret.
+            let held = match token.chars().count() {
+                0 => "is empty".to_string(),
+                n => format!("holds {n} characters that are not a worker token"),
+            };
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!(
+                    "{} {held}: a worker token is `lsmw_` and 64 hex digits, as `lsm enrol NAME` \
+                     printed it on the controller; save the whole token there",
+                    self.describe()
+                ),
+            ));
         }
         Ok(token)
     }
@@ -219,11 +239,11 @@ async fn session(
     .await
     .map_err(|_| io::Error::other("WebSocket handshake timed out"))?
     .map_err(|e| match e {
-        WsError::Http(r) if r.status() == StatusCode::UNAUTHORIZED => refused(
-            "the controller refused this worker (authentication refused): check --name and the token \
-             (`lsm enrol` on the controller issues one)"
-                .to_string(),
-        ),
+        WsError::Http(r) if r.status() == StatusCode::UNAUTHORIZED => refused(format!(
+            "the controller refused this worker (authentication refused): check --name and {} \
+                 (`lsm enrol` on the controller issues one)",
+            config.token.describe()
+        )),
         e => io::Error::other(format!("WebSocket handshake failed: {e}")),
     })?;
     let (mut sink, mut stream) = ws.split();
@@ -255,7 +275,9 @@ async fn session(
         ToWorker::Welcome => {}
         ToWorker::Refused { message } => {
             return Err(refused(format!(
-                "the controller refused this worker ({message}): check --name and the token (`lsm enrol` on the controller issues one)"
+                "the controller refused this worker ({message}): check --name and {} (`lsm enrol` on the \
+                 controller issues one)",
+                config.token.describe()
             )))
         }
         ToWorker::Request { .. } => return Err(io::Error::other("request before welcome")),

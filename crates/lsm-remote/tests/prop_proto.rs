@@ -471,7 +471,7 @@ fn link_worker_side() {
         let config = WorkerConfig {
             controller: format!("ws://{addr}"),
             name: "fz".into(),
-            token: TokenSource::Value("fuzz-token".into()),
+            token: TokenSource::Value(format!("lsmw_{}", "0".repeat(64))),
             pin: None,
             session: "none".into(),
             gui,

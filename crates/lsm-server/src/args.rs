@@ -27,9 +27,9 @@ enum Kind {
 }
 
 /// Parses a tool's arguments into `T`, checked against `T`'s JSON Schema.
-pub fn parse<T: DeserializeOwned + JsonSchema>(args: &JsonObject) -> GuiResult<T> {
-    let schema = schemars::schema_for!(T);
-    let root = schema.as_value();
+pub fn parse<T: DeserializeOwned + JsonSchema + 'static>(args: &JsonObject) -> GuiResult<T> {
+    let schema = Value::Object(crate::schema::input::<T>().as_ref().clone());
+    let root = &schema;
     let empty = Map::new();
     let properties = root
         .get("properties")
@@ -161,12 +161,7 @@ fn kind_of(field: &Value, root: &Value) -> Kind {
         Some("string") => Kind::Text,
         Some("boolean") => Kind::Flag,
         Some("integer") => Kind::Count {
-            max: match field.get("format").and_then(Value::as_str) {
-                Some("uint8") => u8::MAX.into(),
-                Some("uint16") => u16::MAX.into(),
-                Some("uint32") => u32::MAX.into(),
-                _ => u64::MAX,
-            },
+            max: field.get("maximum").and_then(Value::as_u64).unwrap_or(u64::MAX),
         },
         _ => Kind::Other,
     }

@@ -7,6 +7,7 @@ pub mod args;
 pub mod http;
 pub mod machines;
 pub mod mcp;
+pub mod schema;
 pub mod tools;
 pub mod web;
 

@@ -3,6 +3,7 @@
 //! checks calls against that schema and deserialises them into it.
 
 use crate::machines::MachineInfo;
+use crate::schema;
 use lsm_core::{ActionOutput, ImageFormat, ListOutput, ObserveAfter, StateOutput};
 use rmcp::model::{Tool, ToolAnnotations};
 use schemars::JsonSchema;
@@ -28,8 +29,8 @@ pub struct ListArgs {
 pub struct StateArgs {
     /// Window from gui_list.
     pub window_id: String,
-    /// Attach a screenshot of the window, in the observation's coordinate space (one image pixel
-    /// per unit of element bounds and gui_action x/y). Default true.
+    /// Attach a screenshot of the window (one image pixel per unit of element bounds). Default
+    /// true.
     pub screenshot: Option<bool>,
     /// Screenshot encoding: "png" (default, lossless), "jpeg" (smallest, lossy) or "webp"
     /// (lossless, usually smaller than PNG).
@@ -107,8 +108,8 @@ pub struct ActionArgs {
     pub window_id: String,
     /// From gui_state; single use, expires after 30 s.
     pub state_id: String,
-    /// 1 to 32 actions, run in order; the first failure stops the rest. Kept as JSON here:
-    /// lsm-core checks each action (also for calls that arrive through a worker).
+    /// 1 to 32 actions, run in order; the first failure stops the rest.
+    // Kept as JSON here: lsm-core checks each action (also for calls that arrive through a worker).
     #[schemars(with = "Vec<ActionArg>")]
     pub actions: serde_json::Value,
     /// After the actions: "changes" (default: wait until the window settles, return what changed
@@ -136,10 +137,9 @@ pub fn all() -> Vec<Tool> {
              for a dialog transient_for and modal, for a window a modal dialog blocks blocked_by) \
              and the native backend with its capabilities, plus `machines`: this one (\"local\") and the \
              remote machines with whether each is connected (pass `machine` to any tool to use one). Start here.",
-            rmcp::model::JsonObject::new(),
+            schema::input::<ListArgs>(),
         )
-        .with_input_schema::<ListArgs>()
-        .with_output_schema::<ListResult>()
+        .with_raw_output_schema(schema::output::<ListResult>())
         .with_title("List desktop windows")
         .with_annotations(
             ToolAnnotations::with_title("List desktop windows").read_only(true).idempotent(true).open_world(false),
@@ -149,25 +149,21 @@ pub fn all() -> Vec<Tool> {
             "Observe one window: returns a single-use state_id (valid 30 s), its accessibility elements \
              (id like e17, role, name, value, states, actions, bounds as [x,y,w,h], parent; \
              empty or usual fields are left out: states lists only the notable ones such as focused, checked, \
-             disabled) and a screenshot (png by default; \
-             image_format jpeg or webp), all in one window-relative coordinate space: logical pixels, or, for \
+             disabled) and a screenshot, all in one window-relative coordinate space: logical pixels, or, for \
              a window larger than the image cap, a uniformly scaled space described by coordinate_space. \
-             Use bounds and screenshot pixels as they are for gui_action x/y. query=\"words\" returns only the \
-             elements whose name, role, value or description contain every word, plus their ancestors \
-             (same ids as without query). Password fields never show their value and are painted over in \
-             the screenshot. Call it to start and to re-sync; each gui_action returns the next state_id.",
-            rmcp::model::JsonObject::new(),
+             Use bounds and screenshot pixels as they are for gui_action x/y. Password fields never show their \
+             value and are painted over in the screenshot. Call it to start and to re-sync; each gui_action \
+             returns the next state_id.",
+            schema::input::<StateArgs>(),
         )
-        .with_input_schema::<StateArgs>()
-        .with_output_schema::<StateOutput>()
+        .with_raw_output_schema(schema::output::<StateOutput>())
         .with_title("Observe a window")
         .with_annotations(
             ToolAnnotations::with_title("Observe a window").read_only(true).idempotent(false).open_world(false),
         ),
         Tool::new(
             GUI_ACTION,
-            "Act on the window observed by gui_state: click, double_click, right_click, move, scroll, drag, \
-             type, key, set_value, focus, wait. Prefer element_id (activated through the accessibility API); \
+            "Act on the window observed by gui_state. Prefer element_id (activated through the accessibility API); \
              use window-relative x/y only where no element fits. The state_id is consumed; coordinate actions \
              are refused if the window moved or resized since the observation, and every action with \
              WINDOW_BLOCKED while a modal dialog blocks the window (act on the dialog it names). Afterwards it \
@@ -175,10 +171,9 @@ pub fn all() -> Vec<Tool> {
              unverifiable), what changed (elements by their stable ids, windows opened or closed, focus) and a new \
              state_id: pass it to the next gui_action; call gui_state to start, to re-sync, for a screenshot or \
              for another window.",
-            rmcp::model::JsonObject::new(),
+            schema::input::<ActionArgs>(),
         )
-        .with_input_schema::<ActionArgs>()
-        .with_output_schema::<ActionOutput>()
+        .with_raw_output_schema(schema::output::<ActionOutput>())
         .with_title("Act on a window")
         .with_annotations(
             ToolAnnotations::with_title("Act on a window")
@@ -188,4 +183,18 @@ pub fn all() -> Vec<Tool> {
                 .open_world(false),
         ),
     ]
+}
+
+#[cfg(test)]
+mod tests {
+    /// What every client sends to its model on every turn; the e2e test (test_schemas.py)
+    /// measures the same over the wire.
+    #[test]
+    fn tools_list_stays_small() {
+        let size = serde_json::to_string(&super::all())
+            .map(|s| s.len())
+            .unwrap_or(usize::MAX);
+        println!("tools/list tools: {size} bytes");
+        assert!(size <= 15 * 1024, "tools/list is {size} bytes");
+    }
 }

@@ -184,6 +184,7 @@ impl Ui {
             let config = WebConfig {
                 addr: "127.0.0.1:0".parse().expect("address"),
                 secret: Some(SECRET.into()),
+                secret_source: Default::default(),
                 public_origin: None,
             };
             let ui = web::bind(machines(), config).await.expect("bind");

@@ -70,7 +70,8 @@ async function login(secret) {
     st.csrf = out.csrf_token;
     await start();
   } catch (e) {
-    showLogin(e.code === "RATE_LIMITED" ? e.message : "Login refused.");
+    // LOGIN_REFUSED says where the secret is; RATE_LIMITED how long to wait.
+    showLogin(e.message ? `Login refused: ${e.message}` : "Login refused.");
   }
 }
 
@@ -505,15 +506,21 @@ window.lsmDesk = {
   pause(on) { st.paused = !!on; },
 };
 
+// The login URL carries the secret in its fragment, which browsers never send to a server:
+// use it, then drop it from the address bar. True when there was one.
+async function loginFromUrl() {
+  const m = /[#&]secret=([^&]+)/.exec(location.hash);
+  if (!m) return false;
+  history.replaceState(null, "", location.pathname + location.search);
+  await login(decodeURIComponent(m[1]));
+  return true;
+}
+
 async function boot() {
   wire();
-  const m = /[#&]secret=([^&]+)/.exec(location.hash);
-  if (m) {
-    // The secret came in the URL fragment (never sent to the server): use it, then drop it.
-    history.replaceState(null, "", location.pathname + location.search);
-    await login(decodeURIComponent(m[1]));
-    return;
-  }
+  // A login URL pasted into this tab changes only the fragment: no reload, so log in here.
+  window.addEventListener("hashchange", () => { loginFromUrl(); });
+  if (await loginFromUrl()) return;
   try {
     const out = await api("GET", "api/session");
     st.csrf = out.csrf_token;

@@ -37,7 +37,7 @@ pub fn classify(hresult: u32) -> (ErrorCode, &'static str) {
             ErrorCode::Timeout,
             "the application did not answer UI Automation in time (it may be busy or hung)",
         ),
-        UIA_E_ELEMENTNOTENABLED => (ErrorCode::UnsupportedAction, "the control is disabled"),
+        UIA_E_ELEMENTNOTENABLED => (ErrorCode::ElementDisabled, "the control is disabled"),
         UIA_E_NOTSUPPORTED | UIA_E_INVALIDOPERATION | UIA_E_NOCLICKABLEPOINT => (
             ErrorCode::UnsupportedAction,
             "the control refused the operation; act by x/y read off the screenshot instead",
@@ -75,7 +75,10 @@ mod tests {
         assert_eq!(classify(RPC_E_DISCONNECTED).0, ErrorCode::ElementStale);
         assert_eq!(classify(UIA_E_TIMEOUT).0, ErrorCode::Timeout);
         assert_eq!(classify(UIA_E_NOTSUPPORTED).0, ErrorCode::UnsupportedAction);
-        assert_eq!(classify(UIA_E_ELEMENTNOTENABLED).1, "the control is disabled");
+        assert_eq!(
+            classify(UIA_E_ELEMENTNOTENABLED),
+            (ErrorCode::ElementDisabled, "the control is disabled")
+        );
         assert_eq!(classify(E_ACCESSDENIED).0, ErrorCode::PermissionDenied);
         assert_eq!(classify(0x8000_4005).0, ErrorCode::BackendError);
     }

@@ -13,11 +13,21 @@ use std::time::Duration;
 /// The version and the commit it was built from.
 const VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), " (", env!("LSM_COMMIT"), ")");
 
+/// Said at the end of `lsm --help`: what the environment changes.
+const ENVIRONMENT_HELP: &str = "\
+Environment:
+  LSM_LOG        What is logged on stderr, as tracing's EnvFilter reads it [default:
+                 lsm=info,warn]; e.g. LSM_LOG=lsm=debug for lsm's own details. Other libraries
+                 never log below info (typed text and tokens never reach a log).
+  LSM_STATE_DIR  The state directory (--state-dir of serve, worker, enrol and revoke).
+  Most flags have a variable too; `lsm <command> --help` names it beside the flag.";
+
 #[derive(Parser)]
 #[command(
     name = "lsm",
     version = VERSION,
-    about = "See and operate desktop applications through MCP"
+    about = "See and operate desktop applications through MCP",
+    after_help = ENVIRONMENT_HELP
 )]
 struct Cli {
     #[command(subcommand)]
@@ -30,7 +40,8 @@ enum Command {
     Serve(ServeArgs),
     /// Enrol a remote machine: issue its token (shown once) and print the worker command.
     Enrol(EnrolArgs),
-    /// Revoke a remote machine's token; a connected worker is dropped within seconds.
+    /// Revoke a remote machine's token (from `lsm enrol`): a worker of that name is dropped
+    /// within seconds and can no longer connect; `lsm enrol NAME` issues a new token.
     Revoke(RevokeArgs),
     /// Run as a worker: connect out to a controller and serve this desktop to it.
     Worker(WorkerArgs),
@@ -56,6 +67,21 @@ enum Command {
     WebUrl(doctor::WebUrlArgs),
 }
 
+impl Command {
+    /// The `--state-dir` given to this command, if it takes one.
+    fn state_dir(&self) -> Option<&std::path::Path> {
+        let state = match self {
+            Command::Serve(a) => &a.state,
+            Command::Enrol(a) => &a.state,
+            Command::Revoke(a) => &a.state,
+            Command::Worker(a) => &a.state,
+            // Commands without a state directory (setup, and any added later).
+            _ => return None,
+        };
+        state.state_dir.as_deref()
+    }
+}
+
 #[derive(Subcommand)]
 enum SetupCommand {
     /// GNOME on Wayland: install and enable lsm's GNOME Shell extension (it tells lsm where
@@ -74,12 +100,16 @@ struct GnomeSetupArgs {
     /// Remove the extension and disable it instead.
     #[arg(long)]
     remove: bool,
+    /// Install even outside a GNOME Wayland session (it takes effect at the next one).
+    #[arg(long, conflicts_with = "remove")]
+    force: bool,
 }
 
+/// One state directory for every command: what lsm keeps between runs.
 #[derive(clap::Args)]
 struct StateDirArg {
-    /// The controller's state (worker tokens, TLS certificate) [default: $XDG_CONFIG_HOME/lsm
-    /// or ~/.config/lsm].
+    /// Where lsm keeps its state: the audit log, a controller's enrolled workers and TLS
+    /// certificate [default: $XDG_CONFIG_HOME/lsm or ~/.config/lsm].
     #[arg(long, value_name = "DIR", env = "LSM_STATE_DIR")]
     state_dir: Option<std::path::PathBuf>,
 }
@@ -107,6 +137,7 @@ struct EnrolArgs {
 
 #[derive(clap::Args)]
 struct RevokeArgs {
+    /// The machine's name, as given to `lsm enrol`.
     name: String,
     #[command(flatten)]
     state: StateDirArg,
@@ -210,6 +241,8 @@ struct WorkerArgs {
     pin: Option<String>,
     #[command(flatten)]
     limits: LimitArgs,
+    #[command(flatten)]
+    state: StateDirArg,
     #[command(flatten)]
     audit: AuditArgs,
 }
@@ -320,6 +353,11 @@ fn main() -> std::process::ExitCode {
     return_large_buffers_to_the_system();
     init_logging();
     let cli = Cli::parse();
+    // One state directory for the whole process: the parts that find it on their own (a desktop
+    // portal's grant) read $LSM_STATE_DIR. Set before any other thread exists.
+    if let Some(dir) = cli.command.state_dir() {
+        std::env::set_var("LSM_STATE_DIR", dir);
+    }
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -361,6 +399,7 @@ fn setup_gnome(args: GnomeSetupArgs) -> std::io::Result<()> {
         shell_version: args.shell_version,
         extensions_dir: args.extensions_dir,
         remove: args.remove,
+        force: args.force,
     };
     for line in lsm_linux::wayland::gnome_setup::setup_gnome(&opts).map_err(std::io::Error::other)? {
         println!("{line}");
@@ -522,7 +561,7 @@ async fn worker(args: WorkerArgs) -> std::io::Result<()> {
     let limits = limits(&args.limits)?;
     // The worker's own service and state store; a missing session answers GUI_UNAVAILABLE.
     let mut gui = LocalGui::new(args.name.clone(), limits, connector());
-    if let Some(log) = args.audit.open(None) {
+    if let Some(log) = args.audit.open(args.state.state_dir.as_deref()) {
         gui = gui.with_audit(log);
     }
     let gui = Arc::new(gui);

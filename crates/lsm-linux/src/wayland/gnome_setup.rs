@@ -131,6 +131,45 @@ pub struct SetupOptions {
     pub extensions_dir: Option<PathBuf>,
     /// Remove the extension instead of installing it.
     pub remove: bool,
+    /// Install even outside a GNOME Wayland session (for a later one).
+    pub force: bool,
+}
+
+/// Whether this is the session the extension is for: GNOME Shell on Wayland, as the session's
+/// `XDG_CURRENT_DESKTOP` and `XDG_SESSION_TYPE` say. Elsewhere, what applies there instead.
+pub fn check_session(desktop: Option<&str>, session_type: Option<&str>) -> Result<(), String> {
+    let nothing = "nothing was installed (--force installs it anyway, for a later GNOME Wayland session)";
+    let desktop = desktop.map(str::trim).filter(|d| !d.is_empty());
+    let Some(desktop) = desktop else {
+        return Err(format!(
+            "no desktop session here (XDG_CURRENT_DESKTOP is not set, e.g. over ssh): run `lsm setup \
+             gnome` in a terminal of the GNOME Wayland session; {nothing}"
+        ));
+    };
+    let gnome = desktop.split(':').any(|d| d.eq_ignore_ascii_case("GNOME"));
+    if !gnome {
+        let instead = if desktop.split(':').any(|d| d.eq_ignore_ascii_case("KDE")) {
+            " On KDE Plasma lsm needs no set-up (it asks KWin through scripts)."
+        } else {
+            " On X11 desktops lsm needs no set-up."
+        };
+        return Err(format!(
+            "this is {desktop}, not GNOME (XDG_CURRENT_DESKTOP={desktop}): the extension is for GNOME \
+             Shell on Wayland.{instead} {nothing}"
+        ));
+    }
+    match session_type.map(str::trim) {
+        Some(t) if t.eq_ignore_ascii_case("wayland") => Ok(()),
+        Some(t) if t.eq_ignore_ascii_case("x11") => Err(format!(
+            "this GNOME session runs on X11 (XDG_SESSION_TYPE=x11): lsm reads windows from X11 there and \
+             needs no extension; {nothing}"
+        )),
+        other => Err(format!(
+            "this GNOME session is not a Wayland one (XDG_SESSION_TYPE={}): the extension is for GNOME \
+             Shell on Wayland; {nothing}",
+            other.filter(|t| !t.is_empty()).unwrap_or("unset")
+        )),
+    }
 }
 
 fn default_extensions_dir() -> Result<PathBuf, String> {
@@ -225,6 +264,13 @@ pub fn install_state() -> Result<InstallState, String> {
 /// Installs (or removes) the extension; returns the lines to print: what was done and what the
 /// user must do next.
 pub fn setup_gnome(opts: &SetupOptions) -> Result<Vec<String>, String> {
+    if !opts.remove && !opts.force {
+        let var = |k: &str| std::env::var(k).ok();
+        check_session(
+            var("XDG_CURRENT_DESKTOP").as_deref(),
+            var("XDG_SESSION_TYPE").as_deref(),
+        )?;
+    }
     let dir = match &opts.extensions_dir {
         Some(d) => d.clone(),
         None => default_extensions_dir()?,
@@ -329,6 +375,20 @@ mod tests {
         assert!(v.contains(&"45") && v.contains(&"52") && !v.contains(&"44"));
         let m: serde_json::Value = serde_json::from_str(&metadata_json(Format::Legacy, 43)).unwrap();
         assert_eq!(m["shell-version"], serde_json::json!(["43", "44"]));
+    }
+
+    #[test]
+    fn only_a_gnome_wayland_session_gets_the_extension() {
+        assert_eq!(check_session(Some("GNOME"), Some("wayland")), Ok(()));
+        assert_eq!(check_session(Some("ubuntu:GNOME"), Some("wayland")), Ok(()));
+        let refused = |d: Option<&str>, t: Option<&str>| check_session(d, t).expect_err("refused");
+        assert!(refused(Some("GNOME"), Some("x11")).contains("runs on X11"));
+        assert!(refused(Some("KDE"), Some("wayland")).contains("not GNOME"));
+        assert!(refused(Some("KDE"), Some("wayland")).contains("KWin"));
+        assert!(refused(Some("XFCE"), Some("x11")).contains("XDG_CURRENT_DESKTOP=XFCE"));
+        assert!(refused(None, Some("tty")).contains("XDG_CURRENT_DESKTOP is not set"));
+        assert!(refused(Some("GNOME"), None).contains("XDG_SESSION_TYPE=unset"));
+        assert!(refused(Some("GNOME"), Some("x11")).contains("--force"));
     }
 
     #[test]

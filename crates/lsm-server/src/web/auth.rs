@@ -3,6 +3,7 @@
 //! cross-site requests.
 
 use super::throttle::Throttle;
+use lsm_remote::constant_time_eq;
 use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -36,18 +37,6 @@ pub fn random_token() -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// Equality whose time depends only on the lengths, not on where the inputs differ.
-pub fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
-    let n = a.len().max(b.len());
-    let mut diff = (a.len() ^ b.len()) as u64;
-    for i in 0..n {
-        let x = a.get(i).copied().unwrap_or(0);
-        let y = b.get(i).copied().unwrap_or(0);
-        diff |= (x ^ y) as u64;
-    }
-    std::hint::black_box(diff) == 0
-}
-
 struct Session {
     csrf: String,
     created: Instant,
@@ -57,6 +46,41 @@ struct Session {
 impl Session {
     fn alive(&self, now: Instant, limits: &SessionLimits) -> bool {
         now.duration_since(self.last_used) < limits.idle && now.duration_since(self.created) < limits.lifetime
+    }
+}
+
+/// Where the web UI's secret comes from: a person whose login failed is told where to look.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub enum SecretSource {
+    /// Made at start and printed in the web UI's address on `lsm serve`'s standard error.
+    #[default]
+    Generated,
+    /// `--web-secret-file PATH`.
+    File(std::path::PathBuf),
+    /// `$LSM_WEB_SECRET`.
+    Environment,
+}
+
+impl SecretSource {
+    /// Where the secret is, in words. The file's path only when the page is served on loopback
+    /// (a person at this machine); beyond it, the flag alone.
+    pub fn hint(&self, loopback: bool) -> String {
+        match self {
+            SecretSource::Generated => "the secret is in the web UI's login address: run `lsm web-url` on \
+                 this machine (it is also on `lsm serve`'s standard error at start: `lsm: web UI \
+                 http://...#secret=...`); open that whole address, or paste the part after #secret= here"
+                .to_string(),
+            SecretSource::File(path) if loopback => format!(
+                "the secret is the content of {} (`lsm serve --web-secret-file`)",
+                path.display()
+            ),
+            SecretSource::File(_) => {
+                "the secret is the content of the file given to `lsm serve --web-secret-file`".to_string()
+            }
+            SecretSource::Environment => {
+                "the secret is $LSM_WEB_SECRET of the `lsm serve` process".to_string()
+            }
+        }
     }
 }
 

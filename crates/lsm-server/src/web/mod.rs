@@ -13,7 +13,7 @@ mod throttle;
 pub mod url_file;
 
 use crate::Machines;
-use auth::{Allowed, Auth, LoginRefusal, PublicOrigin, SessionLimits};
+use auth::{Allowed, Auth, LoginRefusal, PublicOrigin, SecretSource, SessionLimits};
 use axum::body::{Body, Bytes};
 use axum::extract::{ConnectInfo, Query, Request, State};
 use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode};
@@ -44,6 +44,8 @@ pub struct WebConfig {
     pub addr: SocketAddr,
     /// None: a random secret, printed at start.
     pub secret: Option<String>,
+    /// Where a given secret came from (said after a wrong one).
+    pub secret_source: SecretSource,
     pub public_origin: Option<PublicOrigin>,
 }
 
@@ -53,6 +55,8 @@ struct Web {
     allowed: Allowed,
     /// Behind a reverse proxy: login throttling tells clients apart by their forwarded address.
     behind_proxy: bool,
+    /// Where the secret is, said after a wrong one.
+    secret_hint: String,
 }
 
 /// A bound, not yet serving web UI.
@@ -80,11 +84,11 @@ pub async fn bind_with(
 ) -> std::io::Result<WebUi> {
     let listener = tokio::net::TcpListener::bind(config.addr).await?;
     let bound = listener.local_addr()?;
-    let (secret, generated_secret) = match config.secret {
-        Some(s) => (s, None),
+    let (secret, generated_secret, source) = match config.secret {
+        Some(s) => (s, None, config.secret_source),
         None => {
             let s = auth::random_token()[..32].to_string();
-            (s.clone(), Some(s))
+            (s.clone(), Some(s), SecretSource::Generated)
         }
     };
     let allowed = Allowed::new(&bound, config.public_origin.as_ref());
@@ -99,6 +103,7 @@ pub async fn bind_with(
         auth: Auth::with_limits(secret, sessions),
         allowed,
         behind_proxy: config.public_origin.is_some(),
+        secret_hint: source.hint(bound.ip().is_loopback()),
     });
     Ok(WebUi {
         listener,
@@ -234,7 +239,7 @@ fn refusal(web: &Web, req: &Request) -> Option<Response> {
                 .get(auth::CSRF_HEADER)
                 .map(|v| v.as_bytes())
                 .unwrap_or(b"");
-            if !auth::constant_time_eq(sent, csrf.as_bytes()) {
+            if !lsm_remote::constant_time_eq(sent, csrf.as_bytes()) {
                 return Some(error(
                     StatusCode::FORBIDDEN,
                     "CSRF_REFUSED",
@@ -316,7 +321,8 @@ async fn login(
         Err(LoginRefusal::Refused) => {
             // One answer for every wrong secret, after a pause that slows guessing.
             tokio::time::sleep(Duration::from_millis(200)).await;
-            error(StatusCode::UNAUTHORIZED, "LOGIN_REFUSED", "login refused")
+            let message = format!("wrong secret: {}", web.secret_hint);
+            error(StatusCode::UNAUTHORIZED, "LOGIN_REFUSED", message)
         }
         Err(LoginRefusal::RateLimited) => error(
             StatusCode::TOO_MANY_REQUESTS,
@@ -572,19 +578,24 @@ pub async fn start(machines: Arc<Machines>, opts: &WebOptions) -> std::io::Resul
             "--web {spec:?} must be ADDR:PORT (e.g. 127.0.0.1:7710) or off"
         ))
     })?;
-    let secret = match (&opts.secret_file, &opts.secret_env) {
+    let (secret, secret_source) = match (&opts.secret_file, &opts.secret_env) {
         (Some(path), _) => {
             let s = std::fs::read_to_string(path)
                 .map_err(|e| std::io::Error::other(format!("--web-secret-file {}: {e}", path.display())))?;
-            Some(s.trim().to_string())
+            (Some(s.trim().to_string()), SecretSource::File(path.clone()))
         }
-        (None, Some(s)) if !s.trim().is_empty() => Some(s.trim().to_string()),
-        _ => None,
+        (None, Some(s)) if !s.trim().is_empty() => (Some(s.trim().to_string()), SecretSource::Environment),
+        _ => (None, SecretSource::Generated),
     };
-    if secret.as_ref().is_some_and(|s| s.chars().count() < 12) {
-        return Err(std::io::Error::other(
-            "the web UI secret must be at least 12 characters",
-        ));
+    if let Some(short) = secret.as_ref().filter(|s| s.chars().count() < 12) {
+        let from = match &secret_source {
+            SecretSource::File(path) => format!("--web-secret-file {}", path.display()),
+            _ => "$LSM_WEB_SECRET".to_string(),
+        };
+        return Err(std::io::Error::other(format!(
+            "{from}: the web UI secret there has {} characters; it must be at least 12",
+            short.chars().count()
+        )));
     }
     let public_origin = opts
         .origin
@@ -595,6 +606,7 @@ pub async fn start(machines: Arc<Machines>, opts: &WebOptions) -> std::io::Resul
     let config = |addr| WebConfig {
         addr,
         secret: secret.clone(),
+        secret_source: secret_source.clone(),
         public_origin: public_origin.clone(),
     };
     let ui = match bind_with(machines.clone(), config(addr), opts.sessions).await {

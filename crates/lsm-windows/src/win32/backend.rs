@@ -116,7 +116,7 @@ fn hwnd_of(window_id: &str) -> GuiResult<HWND> {
     let raw = window_id
         .strip_prefix("0x")
         .and_then(|h| usize::from_str_radix(h, 16).ok())
-        .ok_or_else(|| GuiError::window_not_found(window_id))?;
+        .ok_or_else(|| GuiError::malformed_window_id(window_id, "0x30a12"))?;
     let hwnd = HWND(raw as *mut std::ffi::c_void);
     // SAFETY: IsWindow accepts any value and says whether it is a live window.
     if unsafe { IsWindow(Some(hwnd)) }.as_bool() {
