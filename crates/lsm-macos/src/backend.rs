@@ -14,7 +14,8 @@ use crate::cg;
 use crate::element::raw_elements;
 use crate::geometry::{input_point, window_scale, Display, PointRect};
 use crate::join::{is_normal_window, list_windows, AppWindows, CgWindow};
-use crate::keys::{combo_events, key_target, type_plan};
+use crate::keys::{combo_events, key_target, needs_layout, type_plan, KeyTarget};
+use crate::layout::LayoutKnowledge;
 use crate::listing::{window_id, window_infos};
 use crate::permissions::{check_accessibility, check_session, missing_titles_note, SessionFacts};
 use crate::pointer::{click_steps, drag_steps, scroll_wheels, MouseStep};
@@ -33,6 +34,11 @@ use std::time::{Duration, Instant};
 const JOB_SLACK: Duration = Duration::from_secs(1);
 /// The bound of a listing or an action on the Accessibility thread.
 const JOB_TIMEOUT: Duration = Duration::from_secs(5);
+/// What a combo of a named key (layout-independent) is resolved with: the layout is not read.
+const LAYOUT_NOT_NEEDED: LayoutKnowledge = LayoutKnowledge::Unreadable {
+    source: None,
+    why: String::new(),
+};
 
 /// Runs blocking work off the async threads.
 async fn blocking<T: Send + 'static>(f: impl FnOnce() -> GuiResult<T> + Send + 'static) -> GuiResult<T> {
@@ -70,6 +76,9 @@ impl BackendConnector for MacConnector {
             Ok(())
         })
         .await?;
+        // The keyboard layout is read once now (on the main queue, off this task), so the first
+        // combo with a letter finds it built.
+        tokio::task::spawn_blocking(cg::layout::current);
         Ok(Arc::new(MacBackend::default()))
     }
 
@@ -479,12 +488,41 @@ impl DesktopBackend for MacBackend {
                     .unverified("typed; the text is judged from the window"))
             }
             BackendAction::Key { combo } => {
+                // The key is resolved before anything happens: a combo the layout cannot
+                // press is refused without raising the window.
+                let (target, layout_note) = match combo.key.as_deref() {
+                    None => (None, None),
+                    Some(name) if !needs_layout(name) => (
+                        Some(key_target(name, &combo.modifiers, &LAYOUT_NOT_NEEDED)?),
+                        None,
+                    ),
+                    Some(name) => {
+                        let layout = blocking(|| Ok(cg::layout::current())).await?;
+                        let target = key_target(name, &combo.modifiers, &layout)?;
+                        let note = match (&target, &layout) {
+                            (KeyTarget::Layout { c, .. }, LayoutKnowledge::Read(l)) => {
+                                Some(format!("{c:?} pressed on its key of the {} layout", l.label()))
+                            }
+                            (KeyTarget::Layout { c, .. }, LayoutKnowledge::Unreadable { source, .. }) => {
+                                Some(format!(
+                                    "{c:?} pressed at its US position: {} has them and its key data could not be read",
+                                    source.as_deref().unwrap_or("the layout")
+                                ))
+                            }
+                            _ => None,
+                        };
+                        (Some(target), note)
+                    }
+                };
                 self.raise(&known).await?;
-                let target = combo.key.as_deref().map(key_target).transpose()?;
                 let events = combo_events(combo, target);
                 blocking(move || cg::input::post_key_events(&events)).await?;
-                Ok(ActionOutcome::new("cgevent")
-                    .unverified("keys sent; the effect is judged from the window"))
+                let outcome = ActionOutcome::new("cgevent");
+                let outcome = match layout_note {
+                    Some(note) => outcome.with_detail(note),
+                    None => outcome,
+                };
+                Ok(outcome.unverified("keys sent; the effect is judged from the window"))
             }
             BackendAction::SetValue { element, value } => {
                 let (native, role, value) = (element.native.clone(), element.role.clone(), value.clone());

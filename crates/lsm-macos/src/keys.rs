@@ -3,18 +3,17 @@
 //!
 //! The codes are HIToolbox's `kVK_*` (Events.h). Those named `kVK_ANSI_*` are key positions on
 //! the US ANSI layout, not characters: on another layout the same code makes another character
-//! (on AZERTY, `kVK_ANSI_A` is the key that types "q"). A combo's letter or symbol is pressed at
-//! its ANSI position, because the current layout's key for a character cannot be looked up
-//! through a maintained binding: `UCKeyTranslate` is in CoreServices' CarbonCore, which
-//! `objc2-core-services` 0.3 leaves out (its translation config skips the module), and
-//! `TISCopyCurrentKeyboardLayoutInputSource` / `kTISPropertyUnicodeKeyLayoutData` are in
-//! HIToolbox, of which `objc2-carbon` 0.3 binds nothing. So combos with letters are right on
-//! ANSI-positioned layouts (US, UK, most QWERTY ones) and may press another character elsewhere;
-//! named keys (Return, arrows, F keys, keypad) are the same on every layout. Text never depends
-//! on the layout: it is typed with `CGEventKeyboardSetUnicodeString`, so any script arrives;
-//! line breaks and tabs are real keys. Every named key of lsm-core's `NAMED_KEYS` has a code
-//! (a unit test holds the two lists together).
+//! (on AZERTY, `kVK_ANSI_A` is the key that types "q"). So a combo's character (a letter, digit
+//! or symbol, and the named keys "plus" and "minus") is pressed on the key of the *current*
+//! layout that types it ([`crate::layout`], read by `cg::layout`): cmd+a on AZERTY presses the
+//! key labelled A. A character the layout cannot type is refused in a combo with modifiers,
+//! never replaced by another key. Named keys (Return, arrows, F keys, keypad) are the same on
+//! every layout. Text never depends on the layout: it is typed with
+//! `CGEventKeyboardSetUnicodeString`, so any script arrives; line breaks and tabs are real keys.
+//! Every named key of lsm-core's `NAMED_KEYS` has a code or a character (a unit test holds the
+//! lists together).
 
+use crate::layout::{char_key, plus_key, CharKey, LayoutKnowledge};
 use lsm_core::{GuiError, GuiResult, KeyCombo, Modifier};
 
 /// `CGEventFlags` bits (CGEventTypes.h) that the events carry.
@@ -80,9 +79,12 @@ const NAMED_CODES: &[(&str, MacKey)] = &[
     ("F2", fn_key(0x78)), ("F3", fn_key(0x63)), ("F4", fn_key(0x76)), ("F5", fn_key(0x60)),
     ("F6", fn_key(0x61)), ("F7", fn_key(0x62)), ("F8", fn_key(0x64)), ("F9", fn_key(0x65)),
     ("F10", fn_key(0x6D)), ("F11", fn_key(0x67)), ("F12", fn_key(0x6F)),
-    // The =/+ key, as on Windows (VK_OEM_PLUS): cmd+plus zooms in whether or not shift is held.
-    ("plus", key(0x18)), ("minus", key(0x1B)),
 ];
+
+/// lsm's named keys that are characters, so their key depends on the layout: "plus" is the
+/// =/+ key, as on Windows (`VK_OEM_PLUS`; see [`crate::layout::plus_key`]), "minus" the key
+/// typing "-".
+const LAYOUT_NAMED: &[(&str, char)] = &[("plus", '+'), ("minus", '-')];
 
 /// Keys macOS has that lsm-core's parser does not name yet (X keysym spellings), so they work
 /// as soon as it does. Volume keys: the codes exist, but whether a posted key event changes
@@ -98,25 +100,6 @@ const EXTRA_CODES: &[(&str, MacKey)] = &[
     ("KP_Enter", pad(0x4C)), ("KP_Equal", pad(0x51)),
     // kVK_ANSI_KeypadClear sits where a PC keyboard's Num Lock is.
     ("Num_Lock", pad(0x47)), ("AudioRaiseVolume", key(0x48)), ("AudioLowerVolume", key(0x49)), ("AudioMute", key(0x4A)),
-];
-
-/// Characters on the US ANSI layout: the key (position) and whether shift makes it.
-#[rustfmt::skip]
-const ANSI_CHARS: &[(char, u16, bool)] = &[
-    ('a', 0x00, false), ('s', 0x01, false), ('d', 0x02, false), ('f', 0x03, false), ('h', 0x04, false),
-    ('g', 0x05, false), ('z', 0x06, false), ('x', 0x07, false), ('c', 0x08, false), ('v', 0x09, false),
-    ('b', 0x0B, false), ('q', 0x0C, false), ('w', 0x0D, false), ('e', 0x0E, false), ('r', 0x0F, false),
-    ('y', 0x10, false), ('t', 0x11, false), ('1', 0x12, false), ('!', 0x12, true), ('2', 0x13, false),
-    ('@', 0x13, true), ('3', 0x14, false), ('#', 0x14, true), ('4', 0x15, false), ('$', 0x15, true),
-    ('6', 0x16, false), ('^', 0x16, true), ('5', 0x17, false), ('%', 0x17, true), ('=', 0x18, false),
-    ('+', 0x18, true), ('9', 0x19, false), ('(', 0x19, true), ('7', 0x1A, false), ('&', 0x1A, true),
-    ('-', 0x1B, false), ('_', 0x1B, true), ('8', 0x1C, false), ('*', 0x1C, true), ('0', 0x1D, false),
-    (')', 0x1D, true), (']', 0x1E, false), ('}', 0x1E, true), ('o', 0x1F, false), ('u', 0x20, false),
-    ('[', 0x21, false), ('{', 0x21, true), ('i', 0x22, false), ('p', 0x23, false), ('l', 0x25, false),
-    ('j', 0x26, false), ('\'', 0x27, false), ('"', 0x27, true), ('k', 0x28, false), (';', 0x29, false),
-    (':', 0x29, true), ('\\', 0x2A, false), ('|', 0x2A, true), (',', 0x2B, false), ('<', 0x2B, true),
-    ('/', 0x2C, false), ('?', 0x2C, true), ('n', 0x2D, false), ('m', 0x2E, false), ('.', 0x2F, false),
-    ('>', 0x2F, true), ('`', 0x32, false), ('~', 0x32, true), (' ', 0x31, false),
 ];
 
 /// A modifier as macOS has it.
@@ -184,34 +167,49 @@ pub fn parse_modifier(name: &str) -> Option<MacModifier> {
 pub enum KeyTarget {
     /// A layout-independent key (Return, F5, arrows, keypad).
     Code(MacKey),
-    /// A character of the US ANSI layout at its position there, with shift when that layout
-    /// needs it (see the module's note on other layouts).
-    Ansi { c: char, code: u16, shift: bool },
-    /// A character no ANSI key makes: a key event carrying it as its Unicode string.
+    /// A character on the key of the current layout that types it, with shift when that
+    /// layout needs it.
+    Layout { c: char, code: u16, shift: bool },
+    /// A character no key of the layout makes, alone or with shift only: a key event carrying
+    /// it as its Unicode string.
     Unicode(char),
 }
 
-/// The key of a combo (a canonical name or a single character, as `KeyCombo` holds it).
-pub fn key_target(name: &str) -> GuiResult<KeyTarget> {
+/// Whether a combo's key (a canonical name or a single character, as `KeyCombo` holds it)
+/// needs the keyboard layout: characters and the named keys "plus" and "minus" do.
+pub fn needs_layout(name: &str) -> bool {
+    !NAMED_CODES.iter().chain(EXTRA_CODES).any(|(n, _)| *n == name)
+}
+
+/// The key of a combo, given the modifiers held with it and the current layout (read only
+/// when [`needs_layout`] says so).
+pub fn key_target(name: &str, modifiers: &[Modifier], layout: &LayoutKnowledge) -> GuiResult<KeyTarget> {
     if let Some((_, k)) = NAMED_CODES.iter().chain(EXTRA_CODES).find(|(n, _)| *n == name) {
         return Ok(KeyTarget::Code(*k));
     }
-    let mut chars = name.chars();
-    match (chars.next(), chars.next()) {
-        (Some(c), None) if !c.is_control() => {
-            // Letters ignore case in a combo, as on Windows: "ctrl+T" is ctrl+t.
-            let lower = if c.is_ascii_uppercase() {
-                c.to_ascii_lowercase()
-            } else {
-                c
-            };
-            Ok(match ANSI_CHARS.iter().find(|(ch, _, _)| *ch == lower) {
-                Some(&(_, code, shift)) => KeyTarget::Ansi { c, code, shift },
-                None => KeyTarget::Unicode(c),
-            })
+    let command = modifiers.contains(&Modifier::Meta);
+    let other = modifiers
+        .iter()
+        .any(|m| matches!(m, Modifier::Ctrl | Modifier::Alt));
+    let (c, key) = match LAYOUT_NAMED.iter().find(|(n, _)| *n == name) {
+        Some((_, '+')) => ('+', plus_key(command, other, layout)?),
+        Some((_, c)) => (*c, char_key(*c, command, other, layout)?),
+        None => {
+            let mut chars = name.chars();
+            match (chars.next(), chars.next()) {
+                (Some(c), None) if !c.is_control() => (c, char_key(c, command, other, layout)?),
+                _ => return Err(GuiError::invalid(format!("unknown key {name:?}"))),
+            }
         }
-        _ => Err(GuiError::invalid(format!("unknown key {name:?}"))),
-    }
+    };
+    Ok(match key {
+        CharKey::Key(k) => KeyTarget::Layout {
+            c,
+            code: k.code,
+            shift: k.shift,
+        },
+        CharKey::Unicode(c) => KeyTarget::Unicode(c),
+    })
 }
 
 /// One keyboard event to post (`CGEventCreateKeyboardEvent`, then `CGEventSetFlags`).
@@ -233,10 +231,10 @@ pub enum KeyEvent {
 
 /// The events of a combo: modifiers down in order, each carrying the flags held so far, the key
 /// down and up carrying all of them (and the key's own), modifiers up in reverse, each carrying
-/// what is still held. A character that needs shift on the ANSI layout adds shift.
+/// what is still held. A character that needs shift on the current layout adds shift.
 pub fn combo_events(combo: &KeyCombo, target: Option<KeyTarget>) -> Vec<KeyEvent> {
     let mut mods: Vec<MacModifier> = combo.modifiers.iter().map(|m| mac_modifier(*m)).collect();
-    if let Some(KeyTarget::Ansi { shift: true, .. }) = target {
+    if let Some(KeyTarget::Layout { shift: true, .. }) = target {
         mods.push(MacModifier::Shift);
     }
     mods.sort();
@@ -261,7 +259,7 @@ pub fn combo_events(combo: &KeyCombo, target: Option<KeyTarget>) -> Vec<KeyEvent
                 });
             }
         }
-        Some(KeyTarget::Ansi { code, .. }) => {
+        Some(KeyTarget::Layout { code, .. }) => {
             for down in [true, false] {
                 out.push(KeyEvent::Key {
                     code,
@@ -403,10 +401,47 @@ fn joins(prev: char, next: char) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::layout::KeyLayout;
     use lsm_core::input::NAMED_KEYS;
+    use std::sync::Arc;
 
-    fn ansi(c: char, code: u16, shift: bool) -> GuiResult<KeyTarget> {
-        Ok(KeyTarget::Ansi { c, code, shift })
+    fn on_key(c: char, code: u16, shift: bool) -> GuiResult<KeyTarget> {
+        Ok(KeyTarget::Layout { c, code, shift })
+    }
+
+    fn us() -> LayoutKnowledge {
+        LayoutKnowledge::Read(Arc::new(KeyLayout::us_ansi("com.apple.keyboardlayout.US")))
+    }
+
+    /// A layout nobody could read: named keys must not need it.
+    fn unread() -> LayoutKnowledge {
+        LayoutKnowledge::Unreadable {
+            source: None,
+            why: "not read".into(),
+        }
+    }
+
+    /// Two keys of AZERTY: the A key where ANSI has q, the Q key where ANSI has a; no other
+    /// letters.
+    fn a_q_swapped() -> LayoutKnowledge {
+        let keys = [(0x00, 'q', 'Q'), (0x0C, 'a', 'A')];
+        LayoutKnowledge::Read(Arc::new(KeyLayout::build(
+            "com.apple.keyboardlayout.French",
+            "French",
+            |code, level| {
+                keys.iter()
+                    .find(|(k, _, _)| *k == code)
+                    .map(|(_, plain, shifted)| if level.shift() { *shifted } else { *plain })
+            },
+        )))
+    }
+
+    fn named(name: &str) -> GuiResult<KeyTarget> {
+        key_target(name, &[], &unread())
+    }
+
+    fn cmd(name: &str, layout: &LayoutKnowledge) -> GuiResult<KeyTarget> {
+        key_target(name, &[Modifier::Meta], layout)
     }
 
     fn text(s: &str) -> TypeStep {
@@ -424,15 +459,21 @@ mod tests {
     }
 
     #[test]
-    fn every_named_key_of_lsm_has_a_code() {
+    fn every_named_key_of_lsm_has_a_code_or_a_character() {
         for (name, _) in NAMED_KEYS {
-            assert!(
-                matches!(key_target(name), Ok(KeyTarget::Code(_))),
-                "{name} has no key code"
-            );
+            if LAYOUT_NAMED.iter().any(|(n, _)| n == name) {
+                assert!(needs_layout(name), "{name}");
+                assert!(matches!(cmd(name, &us()), Ok(KeyTarget::Layout { .. })), "{name}");
+            } else {
+                assert!(!needs_layout(name), "{name}");
+                assert!(
+                    matches!(named(name), Ok(KeyTarget::Code(_))),
+                    "{name} has no key code"
+                );
+            }
         }
         assert_eq!(
-            NAMED_CODES.len(),
+            NAMED_CODES.len() + LAYOUT_NAMED.len(),
             NAMED_KEYS.len(),
             "a code for a name lsm does not know belongs in EXTRA_CODES"
         );
@@ -440,7 +481,7 @@ mod tests {
 
     #[test]
     fn codes_are_those_of_events_h() {
-        let code = |n: &str| match key_target(n) {
+        let code = |n: &str| match named(n) {
             Ok(KeyTarget::Code(k)) => k.code,
             other => panic!("{n}: {other:?}"),
         };
@@ -472,26 +513,68 @@ mod tests {
                 w[0].0
             );
         }
-        // No ANSI character is listed twice.
-        for (i, (c, _, _)) in ANSI_CHARS.iter().enumerate() {
-            assert!(!ANSI_CHARS[i + 1..].iter().any(|(d, _, _)| d == c), "{c:?}");
-        }
-        assert!(matches!(key_target("F5"), Ok(KeyTarget::Code(k)) if k.implied_flags == flags::SECONDARY_FN));
-        assert!(matches!(key_target("Down"), Ok(KeyTarget::Code(k))
+        assert!(matches!(named("F5"), Ok(KeyTarget::Code(k)) if k.implied_flags == flags::SECONDARY_FN));
+        assert!(matches!(named("Down"), Ok(KeyTarget::Code(k))
             if k.implied_flags == flags::SECONDARY_FN | flags::NUMERIC_PAD));
     }
 
     #[test]
-    fn characters_take_their_ansi_position_or_unicode() {
-        assert_eq!(key_target("a"), ansi('a', 0x00, false));
-        assert_eq!(key_target("T"), ansi('T', 0x11, false));
-        assert_eq!(key_target("0"), ansi('0', 0x1D, false));
-        assert_eq!(key_target("?"), ansi('?', 0x2C, true));
-        assert_eq!(key_target("é"), Ok(KeyTarget::Unicode('é')));
-        assert_eq!(key_target("한"), Ok(KeyTarget::Unicode('한')));
-        let e = key_target("Hyper").expect_err("unknown");
+    fn characters_take_the_layouts_key_or_unicode() {
+        assert_eq!(cmd("a", &us()), on_key('a', 0x00, false));
+        assert_eq!(cmd("T", &us()), on_key('T', 0x11, false));
+        assert_eq!(cmd("0", &us()), on_key('0', 0x1D, false));
+        assert_eq!(cmd("?", &us()), on_key('?', 0x2C, true));
+        assert_eq!(cmd("plus", &us()), on_key('+', 0x18, false));
+        assert_eq!(cmd("minus", &us()), on_key('-', 0x1B, false));
+        assert_eq!(key_target("é", &[], &us()), Ok(KeyTarget::Unicode('é')));
+        assert_eq!(
+            key_target("한", &[Modifier::Shift], &us()),
+            Ok(KeyTarget::Unicode('한'))
+        );
+        // With command, a character the layout lacks is refused, not sent on key code 0.
+        let e = cmd("é", &us()).expect_err("no é on US");
         assert_eq!(e.code, lsm_core::ErrorCode::InvalidArgument);
-        assert!(key_target("\u{7}").is_err());
+        assert!(key_target("é", &[Modifier::Ctrl], &us()).is_err());
+        let e = named("Hyper").expect_err("unknown");
+        assert_eq!(e.code, lsm_core::ErrorCode::InvalidArgument);
+        assert!(named("\u{7}").is_err());
+        assert!(needs_layout("a") && needs_layout("plus") && !needs_layout("F5"));
+    }
+
+    #[test]
+    fn cmd_a_on_azerty_presses_the_a_key_not_ansi_a_which_types_q() {
+        let combo = KeyCombo::parse("cmd+a", 8).expect("parse");
+        let layout = a_q_swapped();
+        let target = cmd(combo.key.as_deref().expect("key"), &layout).expect("a");
+        assert_eq!(
+            target,
+            KeyTarget::Layout {
+                c: 'a',
+                code: 0x0C,
+                shift: false
+            }
+        );
+        let pressed: Vec<u16> = combo_events(&combo, Some(target))
+            .iter()
+            .filter_map(|e| match e {
+                KeyEvent::Key { code, down: true, .. } => Some(*code),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(pressed, [0x37, 0x0C]);
+        // The layout has no "c" at all here: cmd+c is refused, naming the layout.
+        let e = cmd("c", &layout).expect_err("no c");
+        assert!(
+            e.message.contains("French (com.apple.keyboardlayout.French)"),
+            "{}",
+            e.message
+        );
+        // Unread, a letter combo is refused; a named key does not need the layout.
+        assert_eq!(
+            cmd("a", &unread()).expect_err("unread").code,
+            lsm_core::ErrorCode::UnsupportedAction
+        );
+        assert!(matches!(cmd("Return", &unread()), Ok(KeyTarget::Code(_))));
     }
 
     #[test]
@@ -528,7 +611,7 @@ mod tests {
     #[test]
     fn combos_press_in_order_release_in_reverse_with_the_flags_held() {
         let combo = KeyCombo::parse("cmd+shift+t", 8).expect("parse");
-        let t = key_target(combo.key.as_deref().expect("key")).expect("t");
+        let t = key_target(combo.key.as_deref().expect("key"), &combo.modifiers, &us()).expect("t");
         let (cmd, shift) = (flags::COMMAND, flags::SHIFT);
         assert_eq!(
             combo_events(&combo, Some(t)),
@@ -548,7 +631,7 @@ mod tests {
         );
         // The key's own flags join those of the modifiers on the key's events only.
         let f4 = KeyCombo::parse("ctrl+F4", 8).expect("parse");
-        let target = key_target(f4.key.as_deref().expect("key")).expect("F4");
+        let target = named(f4.key.as_deref().expect("key")).expect("F4");
         let both = flags::CONTROL | flags::SECONDARY_FN;
         assert_eq!(
             combo_events(&f4, Some(target)),
@@ -564,7 +647,7 @@ mod tests {
     #[test]
     fn shifted_characters_add_shift_once_and_others_go_as_text() {
         let bang = KeyCombo::parse("cmd+?", 8).expect("parse");
-        let target = key_target("?").expect("?");
+        let target = cmd("?", &us()).expect("?");
         let held = flags::SHIFT | flags::COMMAND;
         assert_eq!(
             combo_events(&bang, Some(target)),

@@ -5,7 +5,8 @@
 //! window-relative logical points and back), [`join`] (CoreGraphics' window list joined to each
 //! application's Accessibility windows), [`roles`] (AX roles, subroles and attributes to lsm's
 //! roles and states), [`actions`] (which AX action or attribute carries out an lsm action),
-//! [`keys`] (key names to virtual key codes, text to Unicode key events), [`permissions`]
+//! [`keys`] (key names to virtual key codes, text to Unicode key events), [`layout`] (the
+//! keyboard layout's key for each character of a combo), [`permissions`]
 //! (Accessibility and Screen Recording grants, the login session), [`walk`] (the element
 //! walk's limits, timeouts and order over any tree) and [`notifications`] (what each
 //! Accessibility notification may have changed, and the record settling reads). The Accessibility, CoreGraphics and
@@ -19,6 +20,7 @@ pub mod element;
 pub mod geometry;
 pub mod join;
 pub mod keys;
+pub mod layout;
 pub mod listing;
 pub mod notifications;
 pub mod permissions;
@@ -35,6 +37,8 @@ pub mod ax;
 pub mod backend;
 #[cfg(target_os = "macos")]
 pub mod cg;
+#[cfg(target_os = "macos")]
+pub mod main_queue;
 #[cfg(target_os = "macos")]
 pub mod sck;
 
