@@ -33,6 +33,9 @@ ALLOWED = {
     "windows-task": "PowerShell's ScheduledTasks module exists only on Windows; the lsm arguments "
                     "in -Argument are checked",
     "macos-launchagent": "launchctl exists only on macOS; the plist's ProgramArguments are checked",
+    "release-build": "builds and packs the release (about a minute with --no-build): run-all's "
+                     "release step runs `release/build.sh --no-build` and tests/release checks every "
+                     "artifact",
     "audit-record": "an audit record is written only for input sent to a desktop; "
                     "tests/e2e/test_audit.py reads the real file",
 }
