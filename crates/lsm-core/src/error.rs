@@ -123,6 +123,24 @@ impl GuiError {
              use a window_id from gui_list"
         ))
     }
+    /// Input for a control that is disabled (greyed out) now: it would do nothing, so nothing
+    /// was done.
+    pub fn element_disabled(element_id: &str, role: &str, name: &str) -> Self {
+        let name = if name.trim().is_empty() {
+            String::new()
+        } else {
+            format!(" {name:?}")
+        };
+        Self::new(
+            ErrorCode::ElementDisabled,
+            format!(
+                "{element_id} {role}{name} is disabled (greyed out), so nothing was done: input to it \
+                 would do nothing. Enable it first (what it needs is usually filled in or chosen \
+                 elsewhere in the window), then call gui_state and act again"
+            ),
+        )
+        .with_details(serde_json::json!({ "element_id": element_id }))
+    }
     pub fn window_not_found(window_id: &str) -> Self {
         Self::new(
             ErrorCode::WindowNotFound,

@@ -195,22 +195,9 @@ impl LocalGui {
                 }
                 let el = |id: &String| self.resolve(obs, id).map_err(|e| at_index(e, i, spec));
                 let tgt = |w: &Where| self.target(obs, w).map_err(|e| at_index(e, i, spec));
-                // Input for a control that was disabled when observed is refused, unless an
-                // earlier action of this call may have enabled it (typed the text it needs).
-                let enabled = |el: ElementRef| {
-                    if i == 0 && crate::states::is_disabled(&el.states) {
-                        Err(at_index(element_disabled(&el), i, spec))
-                    } else {
-                        Ok(el)
-                    }
-                };
-                let usable = |w: &Where| match tgt(w)? {
-                    Target::Element(e) => enabled(e).map(Target::Element),
-                    point => Ok(point),
-                };
                 Ok(match spec {
                     ActionSpec::Click { at, button, count } => {
-                        Some(BackendAction::Click { target: usable(at)?, button: *button, count: *count })
+                        Some(BackendAction::Click { target: tgt(at)?, button: *button, count: *count })
                     }
                     ActionSpec::Move { at } => Some(BackendAction::Move { target: tgt(at)? }),
                     ActionSpec::Scroll { at, delta_x, delta_y } => Some(BackendAction::Scroll {
@@ -224,14 +211,13 @@ impl LocalGui {
                         button: *button,
                     }),
                     ActionSpec::Type { element, text } => Some(BackendAction::Type {
-                        element: element.as_ref().map(|e| el(e).and_then(enabled)).transpose()?,
+                        element: element.as_ref().map(el).transpose()?,
                         text: text.clone(),
                     }),
                     ActionSpec::Key { combo } => Some(BackendAction::Key { combo: combo.clone() }),
-                    ActionSpec::SetValue { element, value } => Some(BackendAction::SetValue {
-                        element: el(element).and_then(enabled)?,
-                        value: value.clone(),
-                    }),
+                    ActionSpec::SetValue { element, value } => {
+                        Some(BackendAction::SetValue { element: el(element)?, value: value.clone() })
+                    }
                     ActionSpec::Focus { element } => {
                         Some(BackendAction::Focus { element: element.as_ref().map(el).transpose()? })
                     }
@@ -240,25 +226,6 @@ impl LocalGui {
             })
             .collect()
     }
-}
-
-fn element_disabled(el: &ElementRef) -> GuiError {
-    let name = if el.name.trim().is_empty() {
-        String::new()
-    } else {
-        format!(" {:?}", el.name)
-    };
-    GuiError::new(
-        ErrorCode::ElementDisabled,
-        format!(
-            "{} {}{name} was disabled (greyed out) when observed, so nothing was done: input to it \
-             would do nothing. Enable it first (what it needs is usually filled in or chosen elsewhere \
-             in the window; the enabling action and this one may go in one call), or call gui_state \
-             if it should be enabled by now",
-            el.id, el.role
-        ),
-    )
-    .with_details(serde_json::json!({ "element_id": el.id }))
 }
 
 fn at_index(mut e: GuiError, i: usize, spec: &ActionSpec) -> GuiError {

@@ -124,11 +124,40 @@ impl LinuxBackend {
         Ok((!ok).then(|| "the window did not confirm focus; input may have gone elsewhere".to_string()))
     }
 
+    /// Input meant for a control (a click on it, a value or text for it) is refused when the
+    /// control is disabled now. Asked only of a control that was disabled when observed: an
+    /// observation may be older than what enabled it (the text typed just before).
+    async fn refuse_disabled(&self, action: &BackendAction) -> GuiResult<()> {
+        let element = match action {
+            BackendAction::Click {
+                target: Target::Element(e),
+                ..
+            }
+            | BackendAction::SetValue { element: e, .. }
+            | BackendAction::Type { element: Some(e), .. } => e,
+            _ => return Ok(()),
+        };
+        if !lsm_core::states::is_disabled(&element.states) {
+            return Ok(());
+        }
+        let (_, _, obj) = decode_native(&element.native)?;
+        let now = self.atspi()?.role_and_states(&obj).await?;
+        match now {
+            Some((_, states)) if lsm_core::states::is_disabled(&states) => Err(GuiError::element_disabled(
+                &element.id,
+                &element.role,
+                &element.name,
+            )),
+            _ => Ok(()),
+        }
+    }
+
     pub(crate) async fn run_action(
         &self,
         window: &WindowInfo,
         action: &BackendAction,
     ) -> GuiResult<ActionOutcome> {
+        self.refuse_disabled(action).await?;
         // A plain element click is the control's own action: no window geometry needed. Rows
         // and cells are selected, not toggled or expanded.
         if let BackendAction::Click {

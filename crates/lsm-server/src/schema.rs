@@ -7,8 +7,8 @@
 //! - `format` values outside JSON Schema's own vocabulary (`uint32`, `int64`, `double`...):
 //!   strict validators reject or warn about them; a small unsigned type keeps its range as
 //!   `maximum`;
-//! - `null` in optional fields: an absent field is omitted (outputs skip `None`; inputs may omit
-//!   it, and a `null` sent anyway is still read as absent);
+//! - `null` in optional input fields: a client omits them (a `null` sent anyway is still read as
+//!   absent);
 //! - definitions used once are written in place; one description per field (the field's own,
 //!   not its type's again);
 //! - outputs carry their structure only (types, fields, required fields, choices): no
@@ -78,17 +78,20 @@ fn cached<T: JsonSchema + 'static>(contract: Contract) -> Arc<JsonObject> {
 }
 
 fn generate<T: JsonSchema>(contract: Contract) -> JsonObject {
-    let mut settings = SchemaSettings::draft2020_12()
+    let settings = SchemaSettings::draft2020_12()
         .with(|s| s.meta_schema = None)
-        .with_transform(RecursiveTransform(standard_format))
-        .with_transform(RecursiveTransform(optional_is_omitted))
-        .with_transform(inline_single_use);
-    settings = match contract {
+        .with_transform(RecursiveTransform(standard_format));
+    // Outputs keep `null` where the type has it: an absent field and a null one may mean two
+    // things there (`value` of a change: unchanged, or none now).
+    let settings = match contract {
         Contract::Input => settings
             .for_deserialize()
+            .with_transform(RecursiveTransform(optional_is_omitted))
+            .with_transform(inline_single_use)
             .with_transform(RecursiveTransform(one_description_per_field)),
         Contract::Output => settings
             .for_serialize()
+            .with_transform(inline_single_use)
             .with_transform(RecursiveTransform(structure_only)),
     };
     let mut schema = settings
@@ -339,6 +342,8 @@ mod tests {
         maybe: Option<Point>,
         /// Set or null, always written.
         nullable: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        changed_to: Option<Option<String>>,
     }
 
     fn text(o: &JsonObject) -> String {
@@ -377,14 +382,16 @@ mod tests {
     }
 
     #[test]
-    fn outputs_keep_null_only_where_it_is_written() {
+    fn outputs_keep_null_where_the_type_has_it() {
         let schema = output::<Sample>();
         let s = text(&schema);
         assert!(!s.contains("description") && !s.contains("minimum"), "{s}");
         let props = &schema["properties"];
         assert_eq!(props["nullable"]["type"], json!(["string", "null"]));
-        assert_eq!(props["maybe"], json!({"$ref": "#/$defs/Point"}));
+        // Absent (unchanged) and null (none now) are two answers: null stays allowed.
+        assert_eq!(props["changed_to"]["type"], json!(["string", "null"]));
         let required = schema["required"].as_array().cloned().unwrap_or_default();
-        assert!(required.contains(&json!("nullable")) && !required.contains(&json!("maybe")));
+        assert!(required.contains(&json!("nullable")) && !required.contains(&json!("changed_to")));
+        assert!(!required.contains(&json!("maybe")));
     }
 }

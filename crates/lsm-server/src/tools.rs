@@ -32,8 +32,8 @@ pub struct StateArgs {
     /// Attach a screenshot of the window (one image pixel per unit of element bounds). Default
     /// true.
     pub screenshot: Option<bool>,
-    /// Screenshot encoding: "png" (default, lossless), "jpeg" (smallest, lossy) or "webp"
-    /// (lossless, usually smaller than PNG).
+    /// Screenshot encoding: png (default, lossless), jpeg (smallest, lossy) or webp (lossless,
+    /// usually smaller than png).
     pub image_format: Option<ImageFormat>,
     /// JPEG quality 1-100 (default 80); only with image_format "jpeg".
     pub image_quality: Option<u64>,
@@ -79,8 +79,8 @@ pub struct ActionArg {
     pub kind: ActionType,
     /// Element id from the same gui_state result (e.g. "e17").
     pub element_id: Option<String>,
-    /// Window-relative x in the observation's coordinate space, as read off its screenshot or
-    /// element bounds (click, double_click, right_click, move, scroll, drag start).
+    /// Window-relative x, as read off the screenshot or element bounds (click, double_click,
+    /// right_click, move, scroll, drag start).
     pub x: Option<f64>,
     pub y: Option<f64>,
     /// Drag end point, in the same space as x/y.
@@ -118,8 +118,8 @@ pub struct ActionArgs {
     pub observe: Option<ObserveAfter>,
     /// Longest wait for the window to settle, in ms (default 1500, at most 10000).
     pub settle_ms: Option<u64>,
-    /// Attach a screenshot of the settled window (in the coordinates of the new state_id, in the
-    /// image_format of the gui_state that started the chain). Default false.
+    /// Attach a screenshot of the settled window (in the new state_id's coordinates and the
+    /// image_format of the first gui_state). Default false.
     pub screenshot: Option<bool>,
     /// Target machine; omit for this machine.
     pub machine: Option<String>,
