@@ -26,6 +26,8 @@ ALLOWED = {
     "cargo-test": "the whole unit suite: run-all's unit step runs it (cargo test --workspace --release)",
     "e2e-one-file": "needs a test desktop: run-all's e2e step runs tests/e2e",
     "docs-test": "this test itself",
+    "serve-stdio": "waits for an MCP client on stdin: the JSON client configurations, which start "
+                   "`lsm serve` and talk to it through the official SDK, run the same command",
     "ci": "the whole CI run (about 45 minutes, installs packages system-wide)",
     "bed-up": "starts a test desktop: run-all's bed step does the same with its own display",
     "systemd-user": "needs a user systemd manager in a graphical session (CI runs as root without "
