@@ -6,7 +6,6 @@ use lsm_core::doctor::{Item, Report};
 use lsm_core::{BackendConnector, Limits, LocalGui};
 use lsm_server::web::url_file;
 use std::path::PathBuf;
-use std::process::ExitCode;
 use std::sync::Arc;
 
 #[derive(clap::Args)]
@@ -41,7 +40,7 @@ impl StateDir {
 }
 
 /// Runs every check, prints the report; exit status 0 only when a model can see and act.
-pub async fn doctor(args: DoctorArgs, version: &str, connector: Arc<dyn BackendConnector>) -> ExitCode {
+pub async fn doctor(args: DoctorArgs, version: &str, connector: Arc<dyn BackendConnector>) -> u8 {
     let gui = LocalGui::new(lsm_server::machines::LOCAL, Limits::default(), connector);
     let mut items = gui.doctor().await;
     items.push(web_ui_item(args.state.resolve()));
@@ -51,7 +50,7 @@ pub async fn doctor(args: DoctorArgs, version: &str, connector: Arc<dyn BackendC
     } else {
         print!("{}", report.to_text());
     }
-    ExitCode::from(report.exit_code())
+    report.exit_code()
 }
 
 fn web_ui_item(state_dir: Option<PathBuf>) -> Item {
@@ -80,11 +79,11 @@ fn web_ui_item(state_dir: Option<PathBuf>) -> Item {
     Item::info("web_ui", TITLE, format!("open {}", urls.join(" or ")))
 }
 
-/// Prints the login URL of every running server's web UI, the newest first.
-pub fn web_url(args: WebUrlArgs) -> ExitCode {
+/// Prints the login URL of every running server's web UI, the newest first; the exit status.
+pub fn web_url(args: WebUrlArgs) -> u8 {
     let Some(dir) = args.state.resolve() else {
         eprintln!("lsm: no state directory: set HOME, or give --state-dir or LSM_STATE_DIR");
-        return ExitCode::FAILURE;
+        return 1;
     };
     let running = url_file::running(&dir);
     if running.is_empty() {
@@ -93,7 +92,7 @@ pub fn web_url(args: WebUrlArgs) -> ExitCode {
              that runs `lsm serve` starts it), or give the --state-dir it uses",
             dir.display()
         );
-        return ExitCode::FAILURE;
+        return 1;
     }
     for r in running {
         println!("{}", r.login_url);
@@ -101,5 +100,5 @@ pub fn web_url(args: WebUrlArgs) -> ExitCode {
             eprintln!("lsm: {}: {note}", r.login_url);
         }
     }
-    ExitCode::SUCCESS
+    0
 }

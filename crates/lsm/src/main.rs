@@ -358,6 +358,28 @@ fn main() -> std::process::ExitCode {
     if let Some(dir) = cli.command.state_dir() {
         std::env::set_var("LSM_STATE_DIR", dir);
     }
+    off_the_main_thread_on_macos(move || run(cli))
+}
+
+/// On macOS the main thread serves the main dispatch queue, where the keyboard layout must be
+/// read (HIToolbox ends a process that reads it elsewhere), and `run` goes to another thread.
+#[cfg(all(feature = "gui", target_os = "macos"))]
+fn off_the_main_thread_on_macos(run: impl FnOnce() -> u8 + Send + 'static) -> std::process::ExitCode {
+    lsm_macos::main_queue::serve_main_queue_while(move || {
+        let status = run();
+        // The process ends with `exit`, which does not flush Rust's stdout buffer.
+        let _ = std::io::Write::flush(&mut std::io::stdout());
+        i32::from(status)
+    })
+}
+
+#[cfg(not(all(feature = "gui", target_os = "macos")))]
+fn off_the_main_thread_on_macos(run: impl FnOnce() -> u8) -> std::process::ExitCode {
+    std::process::ExitCode::from(run())
+}
+
+/// The command, on the async runtime; the exit status.
+fn run(cli: Cli) -> u8 {
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -366,7 +388,7 @@ fn main() -> std::process::ExitCode {
         Ok(r) => r,
         Err(e) => {
             eprintln!("lsm: cannot start the async runtime: {e}");
-            return std::process::ExitCode::FAILURE;
+            return 1;
         }
     };
     let cli = match cli.command {
@@ -385,10 +407,10 @@ fn main() -> std::process::ExitCode {
         }
     });
     match result {
-        Ok(()) => std::process::ExitCode::SUCCESS,
+        Ok(()) => 0,
         Err(e) => {
             eprintln!("lsm: {e}");
-            std::process::ExitCode::FAILURE
+            1
         }
     }
 }
