@@ -8,7 +8,6 @@ import contextlib
 import json
 import os
 import re
-import signal
 import subprocess
 import sys
 import time
@@ -22,7 +21,7 @@ import logging  # noqa: E402
 from mcp import ClientSession  # noqa: E402
 from mcp.client.streamable_http import streamable_http_client  # noqa: E402
 
-from lsm_mcp import HIDE_X11, can_hide_x11, headless_env, lsm_bin, parse_env  # noqa: E402,F401  (re-exported)
+from lsm_mcp import HIDE_X11, can_hide_x11, headless_env, lsm_bin, parse_env, stop_group  # noqa: E402,F401  (re-exported)
 
 # The SDK warns "Session termination failed: 202" when a session ends: lsm (rmcp) answers the
 # DELETE with 202 Accepted where the SDK expects 200 or 204 (the specification names no code).
@@ -198,17 +197,8 @@ class Server:
         return self.proc.pid
 
     def stop(self) -> None:
-        p = self.proc
-        if p is None or p.poll() is not None:
-            return
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(p.pid, signal.SIGTERM)
-        try:
-            p.wait(10)
-        except subprocess.TimeoutExpired:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(p.pid, signal.SIGKILL)
-            p.wait(10)
+        if self.proc is not None:
+            stop_group(self.proc, grace=10)
 
     def tail(self, n: int = 30) -> str:
         with contextlib.suppress(OSError):

@@ -4,12 +4,10 @@ background and stopped at the end, and MCP sessions through the official Python 
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import re
 import shutil
-import signal
 import socket
 import subprocess
 import sys
@@ -20,7 +18,7 @@ from pathlib import Path
 from md_blocks import REPO
 
 sys.path.insert(0, str(REPO / "tests" / "lib"))
-from lsm_mcp import headless_env, lsm_bin  # noqa: E402
+from lsm_mcp import headless_env, lsm_bin, stop_group  # noqa: E402
 
 import anyio  # noqa: E402
 from mcp import ClientSession  # noqa: E402
@@ -186,14 +184,5 @@ class Sandbox:
 
     def close(self) -> None:
         for p in self.procs:
-            if p.poll() is None:
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(p.pid, signal.SIGTERM)
-        for p in self.procs:
-            try:
-                p.wait(5)
-            except subprocess.TimeoutExpired:
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(p.pid, signal.SIGKILL)
-                p.wait(5)
+            stop_group(p)
         shutil.rmtree(self.root, ignore_errors=True)

@@ -237,6 +237,22 @@ def image_bytes(result: types.CallToolResult) -> bytes | None:
 
 
 # ------------------------------------------------------------------ the session facade
+
+def stop_group(p: subprocess.Popen, grace: float = 5) -> None:
+    """Stops a process started in its own process group (start_new_session), so a wrapper
+    (strace, unshare) and its children go with it: SIGTERM, then SIGKILL after `grace` seconds."""
+    if p.poll() is not None:
+        return
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(p.pid, signal.SIGTERM)
+    try:
+        p.wait(grace)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(p.pid, signal.SIGKILL)
+        p.wait(grace)
+
+
 class LsmSession:
     """One MCP client session to one `lsm serve` process (stdio or Streamable HTTP)."""
 
@@ -350,18 +366,8 @@ class LsmSession:
                 self._errfile.close()
 
     def _stop_proc(self) -> None:
-        p = self.proc
-        if p is None or p.poll() is not None:
-            return
-        # its own process group (start_new_session): a wrapper (strace, unshare) goes with it
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(p.pid, signal.SIGTERM)
-        try:
-            p.wait(5)
-        except subprocess.TimeoutExpired:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(p.pid, signal.SIGKILL)
-            p.wait(5)
+        if self.proc is not None:
+            stop_group(self.proc)
 
     def __enter__(self) -> "LsmSession":
         return self.open() if self.session is None else self
