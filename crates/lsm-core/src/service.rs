@@ -10,12 +10,12 @@ use crate::image::{ImageFormat, RgbaImage};
 use crate::limits::Limits;
 use crate::model::Query;
 use crate::model::{ObserveRequest, WindowInfo};
-use crate::policy::{self, Intent, LivePolicy, Policy};
 use crate::observe::{number_elements, render_screenshot, secret_areas, Numbered, RenderedShot};
 use crate::output::{
     ActionOutput, ActionRequest, CoordinateSpace, FrameOutput, FrameRequest, HumanActionRequest, ListOutput,
     ScreenshotInfo, StateOutput, StateRequest,
 };
+use crate::policy::{self, Intent, LivePolicy, Policy};
 use crate::space::Space;
 use crate::state::{ElementRef, Observation, Shown, StateStore};
 use crate::step::Judging;

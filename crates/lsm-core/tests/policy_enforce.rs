@@ -15,7 +15,12 @@ struct Fake {
     observed: Mutex<Vec<String>>,
 }
 
-const BOUNDS: Rect = Rect { x: 100, y: 100, width: 200, height: 100 };
+const BOUNDS: Rect = Rect {
+    x: 100,
+    y: 100,
+    width: 200,
+    height: 100,
+};
 
 impl Fake {
     fn windows(&self) -> Vec<WindowInfo> {
@@ -77,7 +82,10 @@ impl DesktopBackend for Fake {
         })
     }
     async fn perform(&self, w: &WindowInfo, a: &BackendAction) -> GuiResult<ActionOutcome> {
-        self.performed.lock().unwrap().push((w.window_id.clone(), a.clone()));
+        self.performed
+            .lock()
+            .unwrap()
+            .push((w.window_id.clone(), a.clone()));
         Ok(ActionOutcome::new("fake"))
     }
 }
@@ -156,12 +164,20 @@ async fn observe_only_observes_but_refuses_every_action() {
         assert_eq!(s.window.policy, Some(Access::ObserveOnly));
         let e = act(&gui, &s, actions.clone()).await.unwrap_err();
         assert_eq!(e.code, ErrorCode::PolicyDenied, "{actions}");
-        assert!(e.message.contains("observe-only") && e.message.contains("rule 1 of policy.toml (line 1"), "{e}");
+        assert!(
+            e.message.contains("observe-only") && e.message.contains("rule 1 of policy.toml (line 1"),
+            "{e}"
+        );
     }
-    assert!(fake.performed.lock().unwrap().is_empty(), "nothing reached the backend");
+    assert!(
+        fake.performed.lock().unwrap().is_empty(),
+        "nothing reached the backend"
+    );
     // The other window is untouched by the rule.
     let s = gui.state(state_request("0x2")).await.unwrap();
-    act(&gui, &s, json!([{"type": "click", "x": 5, "y": 5}])).await.unwrap();
+    act(&gui, &s, json!([{"type": "click", "x": 5, "y": 5}]))
+        .await
+        .unwrap();
     assert_eq!(fake.performed.lock().unwrap().len(), 1);
 }
 
@@ -171,14 +187,19 @@ async fn deny_refuses_observing_before_anything_is_read() {
     let e = gui.state(state_request("0x1")).await.unwrap_err();
     assert_eq!(e.code, ErrorCode::PolicyDenied);
     assert!(e.message.contains("observing it is refused"), "{e}");
-    assert!(fake.observed.lock().unwrap().is_empty(), "the tree was not walked");
+    assert!(
+        fake.observed.lock().unwrap().is_empty(),
+        "the tree was not walked"
+    );
 }
 
 #[tokio::test]
 async fn ask_is_refused_with_its_own_code_until_approval_exists() {
     let (fake, gui) = setup("[[rule]]\ntitle = \"secret*\"\naccess = \"ask\"\n");
     let s = gui.state(state_request("0x1")).await.unwrap();
-    let e = act(&gui, &s, json!([{"type": "key", "keys": "Return"}])).await.unwrap_err();
+    let e = act(&gui, &s, json!([{"type": "key", "keys": "Return"}]))
+        .await
+        .unwrap_err();
     assert_eq!(e.code, ErrorCode::ApprovalRequired);
     assert!(fake.performed.lock().unwrap().is_empty());
 }
@@ -188,9 +209,13 @@ async fn a_title_that_changes_after_the_observation_is_judged_as_it_is_now() {
     let (fake, gui) = setup("[[rule]]\ntitle = \"*bank*\"\naccess = \"deny\"\n");
     let s = gui.state(state_request("0x2")).await.unwrap();
     fake.titles.lock().unwrap()[1] = "My Bank".into();
-    let e = act(&gui, &s, json!([{"type": "set_value", "element_id": "e0", "value": "x"}]))
-        .await
-        .unwrap_err();
+    let e = act(
+        &gui,
+        &s,
+        json!([{"type": "set_value", "element_id": "e0", "value": "x"}]),
+    )
+    .await
+    .unwrap_err();
     assert_eq!(e.code, ErrorCode::PolicyDenied);
     assert!(fake.performed.lock().unwrap().is_empty());
 }
@@ -222,9 +247,20 @@ async fn a_malformed_edit_is_reported_in_gui_list_notes() {
     let live = LivePolicy::open(Some(path.clone()), vec![]).unwrap();
     let gui = LocalGui::new("local", Limits::default(), Arc::new(Conn(fake))).with_policy(Arc::new(live));
     assert!(gui.list().await.unwrap().backend.notes.len() == 1);
-    std::fs::write(&path, "[[rule]]\napp = \"vault\"\naccess = \"allow\"\nextra = 1\n").unwrap();
+    std::fs::write(
+        &path,
+        "[[rule]]\napp = \"vault\"\naccess = \"allow\"\nextra = 1\n",
+    )
+    .unwrap();
     let list = gui.list().await.unwrap();
-    assert_eq!(list.windows[0].policy, Some(Access::Deny), "the last good policy holds");
+    assert_eq!(
+        list.windows[0].policy,
+        Some(Access::Deny),
+        "the last good policy holds"
+    );
     let note = list.backend.notes.last().unwrap();
-    assert!(note.contains("policy.toml line 4") && note.contains("unknown field `extra`"), "{note}");
+    assert!(
+        note.contains("policy.toml line 4") && note.contains("unknown field `extra`"),
+        "{note}"
+    );
 }

@@ -22,7 +22,9 @@ pub fn enforce(policy: &Policy, window: &WindowInfo, intent: Intent) -> GuiResul
     match (decision.access, intent) {
         (Access::Allow, _) | (Access::ObserveOnly | Access::Ask, Intent::Observe) => Ok(()),
         (Access::Ask, Intent::Act) => ask_approval(policy, window, decision),
-        (Access::Deny, _) | (Access::ObserveOnly, Intent::Act) => Err(refusal(policy, window, decision, intent)),
+        (Access::Deny, _) | (Access::ObserveOnly, Intent::Act) => {
+            Err(refusal(policy, window, decision, intent))
+        }
     }
 }
 
@@ -39,7 +41,10 @@ fn details(policy: &Policy, decision: Decision<'_>) -> serde_json::Value {
 }
 
 fn describe(window: &WindowInfo) -> String {
-    format!("window {} ({:?}, {:?})", window.window_id, window.app, window.title)
+    format!(
+        "window {} ({:?}, {:?})",
+        window.window_id, window.app, window.title
+    )
 }
 
 fn refusal(policy: &Policy, window: &WindowInfo, decision: Decision<'_>, intent: Intent) -> GuiError {
@@ -118,18 +123,30 @@ access = "ask"
         for intent in [Intent::Observe, Intent::Act] {
             let e = enforce(&p, &vault, intent).unwrap_err();
             assert_eq!(e.code, ErrorCode::PolicyDenied);
-            assert!(e.message.contains("rule 1 of p.toml (line 2: app = \"vault\""), "{}", e.message);
+            assert!(
+                e.message.contains("rule 1 of p.toml (line 2: app = \"vault\""),
+                "{}",
+                e.message
+            );
             assert_eq!(e.details.as_ref().unwrap()["policy"], "deny");
             assert!(enforce(&p, &other, intent).is_ok());
         }
         assert!(enforce(&p, &viewer, Intent::Observe).is_ok());
         let e = enforce(&p, &viewer, Intent::Act).unwrap_err();
         assert_eq!(e.code, ErrorCode::PolicyDenied);
-        assert!(e.message.contains("observe-only") && e.message.contains("rule 2"), "{}", e.message);
+        assert!(
+            e.message.contains("observe-only") && e.message.contains("rule 2"),
+            "{}",
+            e.message
+        );
         assert!(enforce(&p, &pay, Intent::Observe).is_ok());
         let e = enforce(&p, &pay, Intent::Act).unwrap_err();
         assert_eq!(e.code, ErrorCode::ApprovalRequired);
-        assert!(e.message.contains("approval is not available yet"), "{}", e.message);
+        assert!(
+            e.message.contains("approval is not available yet"),
+            "{}",
+            e.message
+        );
     }
 
     #[test]
@@ -137,7 +154,8 @@ access = "ask"
         let p = parse("default = \"deny\"\n", "p.toml").unwrap();
         let e = enforce(&p, &window("any", "t"), Intent::Act).unwrap_err();
         assert!(
-            e.message.contains("the policy's default (default = \"deny\" in p.toml)"),
+            e.message
+                .contains("the policy's default (default = \"deny\" in p.toml)"),
             "{}",
             e.message
         );

@@ -61,7 +61,9 @@ pub fn parse(text: &str, path: &str) -> Result<Policy, String> {
         let r = spanned.get_ref();
         let pattern = |v: &Option<Spanned<String>>, field: &str| {
             v.as_ref()
-                .map(|v| Pattern::new(v.get_ref()).map_err(|why| at(v.span().start, format!("{field} {why}"))))
+                .map(|v| {
+                    Pattern::new(v.get_ref()).map_err(|why| at(v.span().start, format!("{field} {why}")))
+                })
                 .transpose()
         };
         let rule = Rule {
@@ -105,7 +107,11 @@ pub fn flag_rules(deny: &[String], observe_only: &[String]) -> Result<Vec<Rule>,
     };
     deny.iter()
         .map(|a| one(a, Access::Deny, "--deny"))
-        .chain(observe_only.iter().map(|a| one(a, Access::ObserveOnly, "--observe-only")))
+        .chain(
+            observe_only
+                .iter()
+                .map(|a| one(a, Access::ObserveOnly, "--observe-only")),
+        )
         .collect()
 }
 
@@ -160,15 +166,27 @@ access = "ask"
     fn errors_name_the_line_and_the_field() {
         let bad = |text: &str| parse(text, "p.toml").unwrap_err();
         let e = bad("default = \"allow\"\n[[rule]]\napp = \"x\"\naccess = \"denied\"\n");
-        assert_eq!(e, "p.toml line 4: access = \"denied\" is not one of allow, deny, ask, observe-only");
+        assert_eq!(
+            e,
+            "p.toml line 4: access = \"denied\" is not one of allow, deny, ask, observe-only"
+        );
         let e = bad("[[rule]]\napp = \"x\"\nacess = \"deny\"\n");
-        assert!(e.starts_with("p.toml line 3: ") && e.contains("unknown field `acess`"), "{e}");
+        assert!(
+            e.starts_with("p.toml line 3: ") && e.contains("unknown field `acess`"),
+            "{e}"
+        );
         let e = bad("[[rule]]\napp = \"x\"\n");
-        assert!(e.starts_with("p.toml line 1: ") && e.contains("missing field `access`"), "{e}");
+        assert!(
+            e.starts_with("p.toml line 1: ") && e.contains("missing field `access`"),
+            "{e}"
+        );
         let e = bad("\n\n[[rule]]\naccess = \"deny\"\n");
         assert!(e.starts_with("p.toml line 3: rule 1 matches nothing"), "{e}");
         let e = bad("[[rule]]\napp = \"x\"\ntitle = \"[oops\"\naccess = \"deny\"\n");
-        assert!(e.starts_with("p.toml line 3: title is not a valid pattern"), "{e}");
+        assert!(
+            e.starts_with("p.toml line 3: title is not a valid pattern"),
+            "{e}"
+        );
         let e = bad("[[rule]]\napp = \"\"\naccess = \"deny\"\n");
         assert!(e.starts_with("p.toml line 2: app is empty"), "{e}");
         let e = bad("default = \"block\"\n");
@@ -185,8 +203,13 @@ access = "ask"
     fn flags_become_app_rules_in_order() {
         let rules = flag_rules(&["KeePass*".into()], &["xterm".into()]).unwrap();
         assert_eq!(rules.len(), 2);
-        assert_eq!((rules[0].access, rules[1].access), (Access::Deny, Access::ObserveOnly));
+        assert_eq!(
+            (rules[0].access, rules[1].access),
+            (Access::Deny, Access::ObserveOnly)
+        );
         assert_eq!(rules[0].origin, Origin::Flag("--deny"));
-        assert!(flag_rules(&["".into()], &[]).unwrap_err().starts_with("--deny \"\""));
+        assert!(flag_rules(&["".into()], &[])
+            .unwrap_err()
+            .starts_with("--deny \"\""));
     }
 }

@@ -203,7 +203,9 @@ mod tests {
         std::fs::write(&path, "[[rule]]\napp = \"a\"\naccess = \"deny\"\n").unwrap();
         assert_eq!(access(&live, "a"), Access::Deny);
         std::fs::write(&path, "default = 3\n").unwrap();
-        let Err(e) = LivePolicy::open(Some(path), vec![]) else { panic!("opened a malformed file") };
+        let Err(e) = LivePolicy::open(Some(path), vec![]) else {
+            panic!("opened a malformed file")
+        };
         assert!(e.contains("line 1"), "{e}");
     }
 

@@ -113,11 +113,15 @@ impl Rule {
 
     /// The rule's patterns as written, e.g. `app = "KeePassXC", title = "*Bank*"`.
     pub fn patterns(&self) -> String {
-        [("app", &self.app), ("app_id", &self.app_id), ("title", &self.title)]
-            .iter()
-            .filter_map(|(k, p)| p.as_ref().map(|p| format!("{k} = {:?}", p.as_str())))
-            .collect::<Vec<_>>()
-            .join(", ")
+        [
+            ("app", &self.app),
+            ("app_id", &self.app_id),
+            ("title", &self.title),
+        ]
+        .iter()
+        .filter_map(|(k, p)| p.as_ref().map(|p| format!("{k} = {:?}", p.as_str())))
+        .collect::<Vec<_>>()
+        .join(", ")
     }
 }
 
@@ -234,7 +238,9 @@ mod tests {
         let exact = Pattern::new("xterm").unwrap();
         assert!(exact.matches("XTerm"));
         assert!(!exact.matches("xterm2"), "no implicit wildcard");
-        assert!(Pattern::new("/path/with/slashes*").unwrap().matches("/path/with/slashes/x"));
+        assert!(Pattern::new("/path/with/slashes*")
+            .unwrap()
+            .matches("/path/with/slashes/x"));
         assert!(Pattern::new("").is_err());
         assert!(Pattern::new("[a").is_err());
     }
@@ -270,7 +276,9 @@ mod tests {
         let d = policy.decide(&window("xterm", "xterm", "bash"));
         assert_eq!(d.access, Access::ObserveOnly);
         assert!(d.rule.is_none());
-        assert!(policy.describe_default().contains("default = \"observe-only\" in p.toml"));
+        assert!(policy
+            .describe_default()
+            .contains("default = \"observe-only\" in p.toml"));
     }
 
     #[test]
