@@ -152,6 +152,8 @@ class FileRun:
             self.launch_agent(b.text)
         elif b.lang == "powershell":
             self.scheduled_task(b.text)
+        elif b.lang == "toml":
+            self.policy_file(b.text)
         elif b.lang == "text":
             for line in b.text.splitlines():
                 assert not re.match(r"^\s*(\$ |lsm |claude )", line), (
@@ -210,6 +212,9 @@ class FileRun:
             sb.enrolled[argv[1]] = {"token": token[1], "pin": pin[1]}
         elif sub == "worker":
             self.worker(argv, env, line)
+        elif sub == "policy":
+            r = sb.lsm(argv, env)
+            assert r.returncode == 0, f"{line}: exit {r.returncode}: {r.stderr.strip()}"
         elif sub in ("setup", "revoke"):
             # They change the desktop or the state: their arguments are what is checked here.
             self.arguments_parse(argv, line)
@@ -368,6 +373,18 @@ class FileRun:
         server = self.sb.http_servers.get(port)
         assert server, f"no server was started on this page for {url}"
         return re.sub(r"<token>|\$\{input:[^}]+\}", server["token"] or "", value)
+
+    # ---- policy files (docs/policy.md)
+    def policy_file(self, text: str) -> None:
+        """A policy example is saved where lsm looks for it (the state directory's policy.toml)
+        and must pass `lsm policy check`; a later `lsm policy check` line reads the same file."""
+        path = self.sb.home / ".config" / "lsm" / "policy.toml"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+        r = self.sb.lsm(["policy", "check", str(path)])
+        assert r.returncode == 0, f"lsm policy check refuses the example: {r.stderr.strip()}"
+        rules = len(re.findall(r"^\s*\[\[rule\]\]", text, re.M))
+        assert f"; {rules} rules," in r.stdout, f"lsm read other rules than the example's {rules}: {r.stdout}"
 
     # ---- service definitions whose lsm arguments are checked
     def systemd_unit(self, text: str) -> None:

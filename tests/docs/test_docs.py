@@ -41,7 +41,7 @@ ALLOWED = {
     "audit-record": "an audit record is written only for input sent to a desktop; "
                     "tests/e2e/test_audit.py reads the real file",
 }
-LANGS = {"sh", "bash", "json", "jsonc", "ini", "xml", "powershell", "text"}
+LANGS = {"sh", "bash", "json", "jsonc", "ini", "xml", "powershell", "text", "toml"}
 TAGS = {"no-run", "output", "abridged"}
 README_LIMIT = 12_288
 INSTALL_WITHIN = 60

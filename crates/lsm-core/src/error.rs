@@ -28,6 +28,11 @@ pub enum ErrorCode {
     UnsupportedAction,
     LimitExceeded,
     PermissionDenied,
+    /// The machine's policy (docs/policy.md) keeps the model away from this window: nothing
+    /// was read or sent.
+    PolicyDenied,
+    /// The machine's policy asks a person to approve each action on this window.
+    ApprovalRequired,
     Timeout,
     BackendError,
 }
@@ -55,6 +60,8 @@ impl ErrorCode {
             Self::UnsupportedAction => "UNSUPPORTED_ACTION",
             Self::LimitExceeded => "LIMIT_EXCEEDED",
             Self::PermissionDenied => "PERMISSION_DENIED",
+            Self::PolicyDenied => "POLICY_DENIED",
+            Self::ApprovalRequired => "APPROVAL_REQUIRED",
             Self::Timeout => "TIMEOUT",
             Self::BackendError => "BACKEND_ERROR",
         }

@@ -25,6 +25,7 @@ pub mod model;
 pub mod observe;
 pub mod outline;
 pub mod output;
+pub mod policy;
 pub mod service;
 mod settle;
 pub mod space;

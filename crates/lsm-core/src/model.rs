@@ -37,6 +37,11 @@ pub struct WindowInfo {
     /// (actions here are refused with `WINDOW_BLOCKED`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub blocked_by: Option<String>,
+    /// The machine's policy for the model on this window (docs/policy.md), when it is not
+    /// `allow`: `deny` (neither gui_state nor gui_action), `observe-only` (gui_state only) or
+    /// `ask` (each gui_action needs a person's approval).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub policy: Option<crate::policy::Access>,
 }
 
 impl WindowInfo {
@@ -61,6 +66,7 @@ impl WindowInfo {
             transient_for: None,
             modal: false,
             blocked_by: None,
+            policy: None,
         }
     }
 }

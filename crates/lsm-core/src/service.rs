@@ -15,6 +15,7 @@ use crate::output::{
     ActionOutput, ActionRequest, CoordinateSpace, FrameOutput, FrameRequest, HumanActionRequest, ListOutput,
     ScreenshotInfo, StateOutput, StateRequest,
 };
+use crate::policy::{self, Intent, LivePolicy, Policy};
 use crate::space::Space;
 use crate::state::{ElementRef, Observation, Shown, StateStore};
 use crate::step::Judging;
@@ -50,6 +51,8 @@ pub struct LocalGui {
     ids: ElementIds,
     /// Where every input that reached the desktop is recorded (None: not recorded).
     audit: Option<Arc<AuditLog>>,
+    /// Which windows the model may observe and act on (None: all of them).
+    policy: Option<Arc<LivePolicy>>,
 }
 
 /// How long a failed connection to the desktop is answered from memory before it is tried again.
@@ -70,7 +73,28 @@ impl LocalGui {
             store,
             ids: ElementIds::new(),
             audit: None,
+            policy: None,
         }
+    }
+
+    /// Holds the model's calls to `policy` (a person's input on the web UI is never restricted).
+    pub fn with_policy(mut self, policy: Arc<LivePolicy>) -> Self {
+        self.policy = Some(policy);
+        self
+    }
+
+    /// The policy in force for the model's calls, unless it restricts nothing (then no window
+    /// needs to be read for it).
+    fn model_policy(&self) -> Option<Arc<Policy>> {
+        let (policy, _) = self.policy.as_ref()?.current();
+        (!policy.allows_everything()).then_some(policy)
+    }
+
+    /// Refuses `intent` on the window `window_id` as it is now, when the policy says so.
+    async fn enforce_now(&self, policy: &Policy, window_id: &str, intent: Intent) -> GuiResult<()> {
+        let backend = self.backend().await?;
+        let window = bounded("reading the window", backend.window(window_id)).await?;
+        policy::enforce(policy, &window, intent)
     }
 
     /// Records every input that reaches the desktop in `log`.
@@ -511,16 +535,32 @@ impl GuiService for LocalGui {
         let mut windows = bounded("listing windows", backend.list_windows()).await?;
         let truncated = windows.len() > self.limits.windows_per_list;
         windows.truncate(self.limits.windows_per_list);
+        let mut info = backend.info();
+        if let Some((policy, problem)) = self.policy.as_ref().map(|p| p.current()) {
+            for w in &mut windows {
+                w.policy = policy.decide(w).access.mark();
+            }
+            info.notes.extend(problem);
+        }
         Ok(ListOutput {
             machine: self.machine.clone(),
-            backend: backend.info(),
+            backend: info,
             windows,
             truncated,
         })
     }
 
     async fn state(&self, request: StateRequest) -> GuiResult<StateOutput> {
-        let looked = self.look(request).await?;
+        let policy = self.model_policy();
+        // Before anything of a denied window is read.
+        if let (Some(p), false) = (&policy, request.window_id.is_empty()) {
+            self.enforce_now(p, &request.window_id, Intent::Observe).await?;
+        }
+        let mut looked = self.look(request).await?;
+        if let Some(p) = &policy {
+            policy::enforce(p, &looked.out.window, Intent::Observe)?;
+            looked.out.window.policy = p.decide(&looked.out.window).access.mark();
+        }
         Ok(self.issue(looked))
     }
 
@@ -540,6 +580,14 @@ impl GuiService for LocalGui {
         }
         let specs = parse_actions(&request.actions, &self.limits)?;
         let result = async {
+            // Before any input: the window as observed, and as it is now when a rule looks at
+            // titles (a title can change under the same window).
+            if let Some(p) = self.model_policy() {
+                policy::enforce(&p, &obs.window, Intent::Act)?;
+                if p.reads_titles() {
+                    self.enforce_now(&p, &obs.window.window_id, Intent::Act).await?;
+                }
+            }
             let started = std::time::Instant::now();
             let mut judging = self.start_judging(&obs, &request, specs.len()).await?;
             let judging_began = started.elapsed();
@@ -727,6 +775,11 @@ impl LocalGui {
         let window_id = obs.window.window_id.clone();
         let actions = self.resolve_all(obs, specs)?;
         let backend = self.backend().await?;
+        // The model's actions are held to the policy; a person's never are.
+        let policy = match caller {
+            Caller::Model => self.model_policy(),
+            Caller::Human => None,
+        };
         let mut results: Vec<ActionResult> = Vec::with_capacity(specs.len());
         let (mut stopped, mut skipped) = (None, Vec::new());
         for (i, (spec, action)) in specs.iter().zip(actions).enumerate() {
@@ -780,6 +833,12 @@ impl LocalGui {
             };
             // A freshly read window says whether a modal dialog blocks it; refuse before any
             // input is lost (element-only actions are checked by the backend's perform).
+            if let (false, Some(p)) = (by_element, &policy) {
+                // The window as read now (its title may have changed since the call began).
+                if let Err(e) = policy::enforce(p, &current, Intent::Act) {
+                    return Err(fail(e, &results));
+                }
+            }
             if let (false, Some(dialog)) = (by_element, &current.blocked_by) {
                 let title = backend.window(dialog).await.ok().map(|d| d.title);
                 let e = GuiError::window_blocked(&window_id, dialog, title.as_deref());

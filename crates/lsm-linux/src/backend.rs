@@ -339,6 +339,7 @@ impl LinuxBackend {
             transient_for: w.transient_for.map(format_window_id),
             modal: w.modal,
             blocked_by: None,
+            policy: None,
         }
     }
 

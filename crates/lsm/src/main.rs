@@ -65,6 +65,9 @@ enum Command {
     Doctor(doctor::DoctorArgs),
     /// Print the login URL of the web UI of each running `lsm serve` (newest first).
     WebUrl(doctor::WebUrlArgs),
+    /// The policy file: which windows the model may observe and act on (docs/policy.md).
+    #[command(subcommand)]
+    Policy(PolicyCommand),
 }
 
 impl Command {
@@ -245,6 +248,8 @@ struct WorkerArgs {
     state: StateDirArg,
     #[command(flatten)]
     audit: AuditArgs,
+    #[command(flatten)]
+    policy: PolicyArgs,
 }
 
 #[derive(clap::Args)]
@@ -266,6 +271,8 @@ struct ServeArgs {
     state: StateDirArg,
     #[command(flatten)]
     audit: AuditArgs,
+    #[command(flatten)]
+    policy: PolicyArgs,
     /// Serve the web UI (Desktop page) here [default: 127.0.0.1:7710; when that port is taken,
     /// lsm goes on without it]; port 0 picks a free one; `off` disables it.
     #[arg(long, value_name = "ADDR|off", env = "LSM_WEB")]
@@ -404,6 +411,7 @@ fn run(cli: Cli) -> u8 {
             Command::Worker(args) => worker(args).await,
             Command::Setup(SetupCommand::Gnome(args)) => setup_gnome(args),
             Command::Doctor(_) | Command::WebUrl(_) => Ok(()),
+            Command::Policy(PolicyCommand::Check(args)) => policy_check(args),
         }
     });
     match result {
@@ -451,7 +459,7 @@ async fn serve(args: ServeArgs) -> std::io::Result<()> {
     if let Some(log) = args.audit.open(args.state.state_dir.as_deref()) {
         local = local.with_audit(log);
     }
-    let local = Arc::new(local);
+    let local = Arc::new(local.with_policy(args.policy.open(args.state.state_dir.as_deref())?));
     let machines = match args.worker_listen {
         Some(addr) => {
             let controller = lsm_remote::Controller::new(args.state.open()?);
@@ -586,7 +594,8 @@ async fn worker(args: WorkerArgs) -> std::io::Result<()> {
     if let Some(log) = args.audit.open(args.state.state_dir.as_deref()) {
         gui = gui.with_audit(log);
     }
-    let gui = Arc::new(gui);
+    // The worker holds the controller's calls to its own policy; no message changes it.
+    let gui = Arc::new(gui.with_policy(args.policy.open(args.state.state_dir.as_deref())?));
     let config = lsm_remote::WorkerConfig {
         controller: args.controller,
         name: args.name,
@@ -599,4 +608,83 @@ async fn worker(args: WorkerArgs) -> std::io::Result<()> {
         r = lsm_remote::worker::run(config) => r,
         _ = tokio::signal::ctrl_c() => Ok(()),
     }
+}
+
+// ---------------------------------------------------------------- policy (docs/policy.md)
+
+#[derive(clap::Args)]
+struct PolicyArgs {
+    /// Which windows the model may observe and act on (docs/policy.md), re-read when it
+    /// changes [default: policy.toml in the state directory, when it exists].
+    #[arg(long, value_name = "FILE", env = "LSM_POLICY")]
+    policy: Option<std::path::PathBuf>,
+    /// Deny the model every window of this application (a name or pattern, as `app` in the
+    /// policy file); comes before the file's rules. Repeatable.
+    #[arg(long, value_name = "APP")]
+    deny: Vec<String>,
+    /// Let the model observe this application's windows but not act on them. Repeatable.
+    #[arg(long, value_name = "APP")]
+    observe_only: Vec<String>,
+}
+
+impl PolicyArgs {
+    /// The policy this process holds the model to. A given file must exist; the state
+    /// directory's is used when it exists (and picked up when it is written later).
+    fn open(
+        &self,
+        state_dir: Option<&std::path::Path>,
+    ) -> std::io::Result<Arc<lsm_core::policy::LivePolicy>> {
+        let flags =
+            lsm_core::policy::flag_rules(&self.deny, &self.observe_only).map_err(std::io::Error::other)?;
+        let path = match &self.policy {
+            Some(path) if !path.is_file() => {
+                return Err(std::io::Error::other(format!(
+                    "--policy {}: no such file",
+                    path.display()
+                )))
+            }
+            Some(path) => Some(path.clone()),
+            None => state_dir
+                .map(std::path::Path::to_path_buf)
+                .map(Ok)
+                .unwrap_or_else(lsm_core::state_dir::state_dir)
+                .ok()
+                .map(|d| lsm_core::policy::default_path(&d)),
+        };
+        let live = lsm_core::policy::LivePolicy::open(path, flags).map_err(std::io::Error::other)?;
+        Ok(Arc::new(live))
+    }
+}
+
+#[derive(Subcommand)]
+enum PolicyCommand {
+    /// Check a policy file and print its rules in the order they are tried.
+    Check(PolicyCheckArgs),
+}
+
+#[derive(clap::Args)]
+struct PolicyCheckArgs {
+    /// The file [default: policy.toml in the state directory].
+    file: Option<std::path::PathBuf>,
+}
+
+fn policy_check(args: PolicyCheckArgs) -> std::io::Result<()> {
+    let path = match args.file {
+        Some(p) => p,
+        None => lsm_core::policy::default_path(&lsm_core::state_dir::state_dir()?),
+    };
+    let text = std::fs::read_to_string(&path)
+        .map_err(|e| std::io::Error::other(format!("{}: {e}", path.display())))?;
+    let policy =
+        lsm_core::policy::parse(&text, &path.display().to_string()).map_err(std::io::Error::other)?;
+    println!(
+        "{}: valid; {} rules, tried in order (the first that matches decides); default {}",
+        path.display(),
+        policy.rules.len(),
+        policy.default
+    );
+    for rule in &policy.rules {
+        println!("  {rule}");
+    }
+    Ok(())
 }
