@@ -9,7 +9,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
-FENCE = re.compile(r"^(`{3,})(.*)$")
+# A fence may be indented (a block inside a list item); its body loses that indentation.
+FENCE = re.compile(r"^( *)(`{3,})(.*)$")
 LINK = re.compile(r"!?\[[^\]]*\]\(([^)\s]+)\)")
 HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
 
@@ -50,20 +51,20 @@ def parse_info(info: str) -> tuple[str, dict[str, str]]:
 def blocks(path: Path) -> list[Block]:
     out: list[Block] = []
     current: Block | None = None
-    fence = ""
+    fence, indent = "", ""
     body: list[str] = []
     for no, line in enumerate(path.read_text().splitlines(), 1):
         m = FENCE.match(line)
         if current is None:
             if m:
-                lang, tags = parse_info(m.group(2))
-                current, fence, body = Block(path, no, lang, tags), m.group(1), []
-        elif m and m.group(1).startswith(fence) and not m.group(2).strip():
+                lang, tags = parse_info(m.group(3))
+                current, indent, fence, body = Block(path, no, lang, tags), m.group(1), m.group(2), []
+        elif m and m.group(2).startswith(fence) and not m.group(3).strip():
             current.text = "\n".join(body) + "\n"
             out.append(current)
             current = None
         else:
-            body.append(line)
+            body.append(line[len(indent):] if line.startswith(indent) else line.lstrip(" "))
     assert current is None, f"{path}:{current.line}: code block never closed"
     return out
 
@@ -74,8 +75,8 @@ def prose_lines(path: Path) -> list[tuple[int, str]]:
     for no, line in enumerate(path.read_text().splitlines(), 1):
         m = FENCE.match(line)
         if not inside and m:
-            inside, fence = True, m.group(1)
-        elif inside and m and m.group(1).startswith(fence) and not m.group(2).strip():
+            inside, fence = True, m.group(2)
+        elif inside and m and m.group(2).startswith(fence) and not m.group(3).strip():
             inside = False
         elif not inside:
             out.append((no, line))

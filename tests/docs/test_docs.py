@@ -38,6 +38,9 @@ ALLOWED = {
     "release-build": "builds and packs the release (about a minute with --no-build): run-all's "
                      "release step runs `release/build.sh --no-build` and tests/release checks every "
                      "artifact",
+    "release-publish": "a real release from a tagged commit with the maintainer's URL and name "
+                       "(placeholders here); tests/release runs release/build.sh with test values "
+                       "and checks that --check-tag refuses an untagged tree",
     "audit-record": "an audit record is written only for input sent to a desktop; "
                     "tests/e2e/test_audit.py reads the real file",
 }
@@ -153,3 +156,16 @@ def test_snippets_run(doc, published_tools):
     finally:
         sb.close()
     assert not run.errors, "\n\n".join(run.errors)
+
+
+def test_every_error_code_is_documented():
+    """Each code ErrorCode::as_str can answer is listed under docs/tools.md's "Error codes"
+    (a model, and whoever writes its prompt, reads the list there), and the list names no code
+    the server cannot send."""
+    src = (REPO / "crates/lsm-core/src/error.rs").read_text()
+    codes = set(re.findall(r'Self::\w+ => "([A-Z_]+)"', src))
+    assert len(codes) > 10, "ErrorCode::as_str not found in error.rs"
+    section = (REPO / "docs/tools.md").read_text().split("\n## Error codes\n", 1)[1].split("\n## ", 1)[0]
+    listed = set(re.findall(r"`([A-Z][A-Z_]+[A-Z])`", section))
+    assert not codes - listed, f"codes missing from docs/tools.md: {sorted(codes - listed)}"
+    assert not listed - codes, f"docs/tools.md lists codes lsm never sends: {sorted(listed - codes)}"
