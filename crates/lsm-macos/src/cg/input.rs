@@ -3,12 +3,42 @@
 //! the platform-free modules; here it is only sent, in order.
 
 use crate::keys::{KeyEvent, TypeStep};
+use crate::main_queue;
 use crate::pointer::{MouseStep, QuartzButton};
 use lsm_core::{GuiError, GuiResult};
 use objc2_core_foundation::{CFRetained, CGPoint};
 use objc2_core_graphics::{
     CGEvent, CGEventField, CGEventFlags, CGEventTapLocation, CGEventType, CGMouseButton, CGScrollEventUnit,
 };
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+/// How long the main queue may take to create the first keyboard event.
+const KEY_TRANSLATION_TIMEOUT: Duration = Duration::from_millis(1500);
+
+/// Set once a keyboard event was created on the main queue.
+static KEY_TRANSLATION_READY: AtomicBool = AtomicBool::new(false);
+
+/// Makes sure Quartz's key translation was set up on the main queue before any keyboard event
+/// is created here. The first `CGEventCreateKeyboardEvent` of a process runs SkyLight's
+/// one-time `key_translate_initialize`, which reads the input source (TSM) and, off the main
+/// queue, trips HIToolbox's `dispatch_assert_queue` and kills the process. Creating one event
+/// there first runs that set-up where it is allowed; later events reuse it from any thread.
+/// Fails (nothing posted) when the main queue does not answer.
+fn ensure_key_translation() -> GuiResult<()> {
+    if KEY_TRANSLATION_READY.load(Ordering::Acquire) {
+        return Ok(());
+    }
+    let created_there = main_queue::run(KEY_TRANSLATION_TIMEOUT, || {
+        CGEvent::new_keyboard_event(None, 0, true).is_some()
+    })
+    .map_err(|why| GuiError::backend(format!("keyboard input not sent: {why}")))?;
+    if !created_there {
+        return Err(GuiError::backend("Quartz could not create a keyboard event"));
+    }
+    KEY_TRANSLATION_READY.store(true, Ordering::Release);
+    Ok(())
+}
 
 fn created(event: Option<CFRetained<CGEvent>>) -> GuiResult<CFRetained<CGEvent>> {
     event.ok_or_else(|| GuiError::backend("Quartz could not create the input event"))
@@ -94,6 +124,7 @@ pub fn post_scroll(vertical: i32, horizontal: i32) -> GuiResult<()> {
 
 /// Posts one key transition of a virtual key code with the modifier flags that hold.
 pub fn post_key(code: u16, down: bool, flags: u64) -> GuiResult<()> {
+    ensure_key_translation()?;
     let event = created(CGEvent::new_keyboard_event(None, code, down))?;
     CGEvent::set_flags(Some(&event), CGEventFlags(flags));
     post(&event);
@@ -103,6 +134,7 @@ pub fn post_key(code: u16, down: bool, flags: u64) -> GuiResult<()> {
 /// Types one chunk of UTF-16 text (at most 20 units, split by the keys module so that no
 /// surrogate pair is cut) as a key down and up carrying the string.
 pub fn post_unicode(chunk: &[u16]) -> GuiResult<()> {
+    ensure_key_translation()?;
     for down in [true, false] {
         let event = created(CGEvent::new_keyboard_event(None, 0, down))?;
         // SAFETY: the pointer and length describe `chunk`, alive for the call.
@@ -114,6 +146,7 @@ pub fn post_unicode(chunk: &[u16]) -> GuiResult<()> {
 
 /// Posts a combo's events in order (see [`crate::keys::combo_events`]).
 pub fn post_key_events(events: &[KeyEvent]) -> GuiResult<()> {
+    ensure_key_translation()?;
     for e in events {
         match e {
             KeyEvent::Key { code, down, flags } => post_key(*code, *down, *flags)?,
@@ -135,6 +168,7 @@ pub fn post_key_events(events: &[KeyEvent]) -> GuiResult<()> {
 /// Types a plan's steps in order (see [`crate::keys::type_plan`]): text chunks as Unicode key
 /// events, line breaks and tabs as their keys.
 pub fn post_type_plan(steps: &[TypeStep]) -> GuiResult<()> {
+    ensure_key_translation()?;
     for step in steps {
         match step {
             TypeStep::Text(text) => post_unicode(&text.encode_utf16().collect::<Vec<u16>>())?,
