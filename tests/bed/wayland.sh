@@ -34,7 +34,7 @@ LSM=${LSM_BIN:-$ROOT/target/release/lsm}
 PY=/usr/bin/python3   # Debian's python: python3-gi for the test app and the Escape helper
 PACKAGES=(gnome-shell xwayland pipewire wireplumber at-spi2-core dbus-daemon dbus-bin
           libglib2.0-bin python3-gi gir1.2-gtk-3.0 gir1.2-atspi-2.0 python3-pyatspi
-          gtk-3-examples gtk-4-examples qtbase5-examples qtwayland5 xterm
+          gtk-3-examples gtk-4-examples qtbase5-examples qtwayland5 xterm gnome-calculator
           gstreamer1.0-pipewire gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good
           xdg-desktop-portal xdg-desktop-portal-gnome)  # the portal path (tests/wayland/test_portal_fallback.py)
 
