@@ -263,6 +263,9 @@ pub struct Atspi {
     pub(crate) no_cache: Arc<Mutex<HashMap<String, Instant>>>,
     /// D-Bus calls made so far (for measurements).
     pub(crate) calls: Arc<AtomicUsize>,
+    /// Action names read in earlier walks, for toolkits whose object paths are never given to
+    /// another object (`Flavor::stable_paths`): an object's actions come with its class.
+    pub(crate) action_memo: Arc<Mutex<HashMap<ObjRef, Vec<String>>>>,
     /// Direct (peer-to-peer) connections by application bus name; `None` inside: not offered.
     pub(crate) peers: Arc<Mutex<HashMap<String, PeerSlot>>>,
 }
@@ -313,9 +316,17 @@ pub(crate) struct Flavor {
     pub(crate) text: TextMode,
     /// `Cache.GetItems` gives live data for the whole application (GTK 3 and 4).
     pub(crate) cache: bool,
-    /// The cache's parent links and indices agree with `GetChildren` (GTK 3; not GTK 4.8, whose
-    /// stack pages disagree), so a complete set of them replaces the `GetChildren` call.
+    /// The cache's parent links and indices agree with `GetChildren` wherever a parent's
+    /// list is complete, so such a list replaces the `GetChildren` call. GTK 3; GTK 4 too: there
+    /// a stack page's content names the stack as its parent, skipping the page, which leaves a
+    /// stack of two or more pages short of its live child count (incomplete: asked); a stack of
+    /// one page then lists its content without the page between, a container with nothing of
+    /// its own to show.
     pub(crate) cache_tree: bool,
+    /// An object path is never given to another object (GTK: a counter in GTK 3, a UUID in
+    /// GTK 4; Qt's paths are addresses, reused), so what comes with an object's class, its
+    /// action names, is read once.
+    pub(crate) stable_paths: bool,
     /// The cache appears only once an event listener is registered (at-spi2-atk: GTK 3).
     pub(crate) cache_needs_listener: bool,
     /// "showing" means on screen (GTK 3, Gecko; GTK 4.8 never sets it below the window).
@@ -336,12 +347,15 @@ impl Flavor {
             cache_tree: false,
             cache_needs_listener: false,
             showing: false,
+            stable_paths: false,
         };
         if toolkit.eq_ignore_ascii_case("gtk") && major >= 4 {
             Flavor {
                 getall: true,
                 text: TextMode::Clamped,
                 cache: true,
+                cache_tree: true,
+                stable_paths: true,
                 ..plain
             }
         } else if toolkit.eq_ignore_ascii_case("gtk") {
@@ -352,6 +366,7 @@ impl Flavor {
                 cache_tree: true,
                 cache_needs_listener: true,
                 showing: true,
+                stable_paths: true,
             }
         } else if toolkit.eq_ignore_ascii_case("gecko") {
             // Firefox: "showing" is unset on what is not drawn (its hidden menu bar, the items
@@ -410,6 +425,7 @@ impl Atspi {
             toolkits: Arc::default(),
             listener: Arc::default(),
             no_cache: Arc::default(),
+            action_memo: Arc::default(),
             calls: Arc::default(),
             peers: Arc::default(),
         })
@@ -685,6 +701,32 @@ impl Atspi {
             Ok(list) => Ok(list.into_iter().map(|(name, _, _)| name.to_lowercase()).collect()),
             Err(CallError::Unsupported(_)) => self.raw_action_names(obj).await,
             Err(e) => Err(e),
+        }
+    }
+
+    /// [`Atspi::action_names`], read once per object where `stable_paths` (see
+    /// [`Flavor::stable_paths`]); acting reads them again, so a remembered list only describes.
+    pub(crate) async fn action_names_once(&self, obj: &ObjRef, stable_paths: bool) -> Vec<String> {
+        /// Objects remembered at most; past it the memo starts again (an application that
+        /// made that many actionable objects has dropped most of them).
+        const MAX_REMEMBERED: usize = 50_000;
+        if !stable_paths {
+            return self.action_names(obj).await.unwrap_or_default();
+        }
+        if let Some(names) = self.action_memo.lock().ok().and_then(|m| m.get(obj).cloned()) {
+            return names;
+        }
+        match self.action_names(obj).await {
+            Ok(names) => {
+                if let Ok(mut memo) = self.action_memo.lock() {
+                    if memo.len() >= MAX_REMEMBERED {
+                        memo.clear();
+                    }
+                    memo.insert(obj.clone(), names.clone());
+                }
+                names
+            }
+            Err(_) => Vec::new(),
         }
     }
 

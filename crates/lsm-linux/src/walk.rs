@@ -417,7 +417,7 @@ impl Atspi {
             },
             async {
                 if has_action {
-                    self.action_names(&obj).await.unwrap_or_default()
+                    self.action_names_once(&obj, flavor.stable_paths).await
                 } else {
                     Vec::new()
                 }
