@@ -3,26 +3,43 @@
 //! GetImage/Composite), or on GNOME Wayland lsm's Shell extension and mutter's remote-desktop
 //! API (`wayland/`). Nothing connects until the first GUI call.
 
+#[path = "atspi/app_name.rs"]
 mod app_name;
 pub mod atspi;
+#[path = "atspi/act.rs"]
 mod atspi_act;
+#[path = "atspi/apps.rs"]
 mod atspi_apps;
+#[path = "atspi/verify.rs"]
 mod atspi_verify;
 pub mod backend;
+#[path = "atspi/cache.rs"]
 mod cache;
+#[path = "x11/display_error.rs"]
 mod display_error;
 pub mod doctor;
+#[path = "backend/frames.rs"]
 mod frames;
+#[path = "atspi/fresh.rs"]
 mod fresh;
+#[path = "atspi/list.rs"]
 mod list;
+#[path = "window/modal.rs"]
 mod modal;
+#[path = "backend/on_screen.rs"]
 mod on_screen;
+#[path = "backend/perform.rs"]
 mod perform;
+#[path = "backend/perform_check.rs"]
 mod perform_check;
 pub mod session;
+#[path = "session/bus.rs"]
 mod session_bus;
+#[path = "x11/shm.rs"]
 mod shm;
+#[path = "backend/view.rs"]
 mod view;
+#[path = "atspi/walk.rs"]
 mod walk;
 pub mod wayland;
 mod windowing;

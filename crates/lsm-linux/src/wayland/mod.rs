@@ -5,14 +5,19 @@
 //! `gnome_portal.rs`). The rule that places AT-SPI coordinates in a window is
 //! in `coords.rs`.
 
+#[path = "gnome/clipboard.rs"]
 pub mod clipboard;
 pub mod coords;
 pub mod gnome;
+#[path = "gnome/portal.rs"]
 pub mod gnome_portal;
+#[path = "gnome/setup.rs"]
 pub mod gnome_setup;
 pub mod input;
 pub mod kde;
+#[path = "kde/kwin.rs"]
 pub mod kwin;
+#[path = "gnome/mutter.rs"]
 pub mod mutter;
 pub mod portal;
 pub mod shell_windows;
