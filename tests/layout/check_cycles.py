@@ -30,6 +30,17 @@ RULES = {
     "lsm-linux": ("atspi", ("x11rb", "crate::x11", "crate::wayland", "super::x11", "super::wayland"), ("x11", "wayland")),
 }
 
+# Cycles that were there before this check and are left to their crate's own change: a cycle
+# among files that are all in one of these sets is reported as known, not failed. A new file
+# joining one, or any other cycle, fails.
+KNOWN_CYCLES = {
+    "lsm-core": [
+        {"model.rs", "policy/rules.rs"},
+        {"action.rs", "backend.rs", "output.rs", "state.rs"},
+        {"service.rs", "settle.rs", "step.rs"},
+    ],
+}
+
 IDENT = r"[A-Za-z_][A-Za-z0-9_]*"
 
 
@@ -134,6 +145,12 @@ class Module:
         self.reexports: dict[str, tuple[tuple[str, ...], Module]] = {}
         self.globs: list[tuple[tuple[str, ...], Module]] = []
         self.uses: list[tuple[tuple[str, ...], Module]] = []  # every path the module's code names
+        self.text = ""  # its own code (inline child modules cut out)
+
+    def defines(self, name: str) -> bool:
+        return bool(
+            re.search(rf"\b(?:struct|enum|union|trait|type|fn|const|static|macro_rules!)\s+{re.escape(name)}\b", self.text)
+        ) or name in self.children or name in self.reexports
 
 
 USE_RE = re.compile(r"\b(pub(?:\s*\([^)]*\))?\s+)?use\s+([^;]+);")
@@ -194,6 +211,7 @@ class Crate:
                 self.parse(child, text[m.end():end], child_dir / name)
                 pos = end + 1
         body = "".join(body_parts)
+        module.text = body
         for um in USE_RE.finditer(body):
             is_pub = bool(um.group(1))
             for segs, alias in expand_use(um.group(2)):
@@ -255,6 +273,17 @@ class Crate:
         if not rest or rest[0] in ("self", "*"):
             return {m.file}
         name = rest[0]
+        if name not in m.reexports and not m.defines(name):
+            # `pub use child::*`: the item is in whichever glob source defines it
+            for src, written_in in m.globs:
+                s = self.start(src, written_in, root)
+                if s is None:
+                    continue
+                g, grest = s
+                while grest and grest[0] in g.children:
+                    g, grest = g.children[grest[0]], grest[1:]
+                if not grest and g.defines(name):
+                    return self.resolve(src + (name,), written_in, root, depth + 1)
         if name in m.reexports:
             src, written_in = m.reexports[name]
             got = self.resolve(src, written_in, root, depth + 1)
@@ -354,13 +383,17 @@ def shortest_cycle(graph, comp: list[Path]) -> list[Path]:
     return comp
 
 
-def check_crate(crate_dir: Path) -> list[str]:
+def check_crate(crate_dir: Path, known: list[str] | None = None) -> list[str]:
     src = crate_dir / "src"
     crate = Crate(src)
     problems = list(crate.errors)
     graph = crate.edges()
     rel = lambda p: str(p.relative_to(src))  # noqa: E731
     for comp in cycles(graph):
+        files = {rel(p) for p in comp}
+        if known is not None and any(files <= k for k in KNOWN_CYCLES.get(crate_dir.name, [])):
+            known.append(f"{crate_dir.name}: known cycle among {', '.join(sorted(files))}")
+            continue
         cyc = shortest_cycle(graph, comp)
         steps = []
         for a, b in zip(cyc, cyc[1:]):
@@ -398,18 +431,21 @@ def main() -> int:
     ap.add_argument("crates", nargs="*", type=Path, help="crate folders (with src/)")
     ap.add_argument("--workspace", action="store_true", help="check every workspace member")
     ap.add_argument("--edges", action="store_true", help="print the file graph too")
+    ap.add_argument("--strict", action="store_true", help="fail on the known cycles too")
     args = ap.parse_args()
     crates = list(args.crates)
     if args.workspace or not crates:
         crates += workspace_members(Path(__file__).resolve().parents[2])
-    problems = []
+    problems, known = [], None if args.strict else []
     for c in crates:
         if args.edges:
             cr = Crate(c / "src")
             for a, bs in sorted(cr.edges().items()):
                 for b in sorted(bs):
                     print(f"{a.relative_to(c / 'src')} -> {b.relative_to(c / 'src')}")
-        problems += check_crate(c)
+        problems += check_crate(c, known)
+    for p in known or []:
+        print(p)
     for p in problems:
         print(p)
     print(f"{len(crates)} crate(s) checked: " + (f"{len(problems)} problem(s)" if problems else "no cycles"))
