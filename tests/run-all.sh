@@ -2,7 +2,7 @@
 # shellcheck disable=SC2317  # functions below are called through `step NAME FUNC`
 # tests/run-all.sh - the whole test suite, exactly as CI runs it (.ci/run execs this).
 #
-#   setup (tests/setup.sh) -> cargo fmt --check -> cargo build --release -> clippy -> unit tests
+#   setup (tests/setup.sh) -> cargo fmt --check -> layout (tests/layout: no import cycles) -> cargo build --release -> clippy -> unit tests
 #   -> fuzz targets (property tests, bounded: LSM_FUZZ_SECS per property)
 #   -> docs (tests/docs: every snippet of README.md, CONTRIBUTING.md, docs/ run against the binary)
 #   -> benchmark (bench/run.py --short, its own desktop on :90)
@@ -18,7 +18,7 @@
 # the exit status is non-zero if any step failed. The last line is pytest's summary line.
 #
 # Settings: LSM_BED_DISPLAY / LSM_BED_DIR (test desktop, default :99 and /tmp/lsm-bed),
-# LSM_SKIP="fmt clippy unit fuzz bench conformance" (steps to skip while developing),
+# LSM_SKIP="fmt layout clippy unit fuzz bench conformance" (steps to skip while developing),
 # LSM_PYTEST_ARGS (extra pytest arguments, e.g. "-k click -x").
 set -uo pipefail
 
@@ -276,6 +276,8 @@ if ! step setup bash tests/setup.sh; then
   exit 1
 fi
 step fmt cargo fmt --all --check -- --color=never
+# No import cycles between a crate's files; lsm-linux's AT-SPI half names no window system (~1 s).
+step layout "$ROOT/.venv/bin/python" -m pytest -p no:cacheprovider -q tests/layout
 build_ok=0
 step build cargo build --release --locked && build_ok=1
 step clippy cargo clippy --workspace --all-targets --release --locked -- -D warnings

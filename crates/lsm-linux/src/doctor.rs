@@ -84,11 +84,11 @@ pub fn gnome_extension_item(session: &Session) -> Option<Item> {
     }
     const TITLE: &str = "GNOME extension";
     let setup = "run `lsm setup gnome`, then log out and log in again once";
-    let state = match crate::wayland::gnome_setup::install_state() {
+    let state = match crate::wayland::gnome::setup::install_state() {
         Ok(s) => s,
         Err(e) => return Some(Item::warn("gnome_extension", TITLE, e).with_hint(setup)),
     };
-    let uuid = crate::wayland::gnome_setup::UUID;
+    let uuid = crate::wayland::gnome::setup::UUID;
     Some(match (state.installed, state.enabled) {
         (None, _) => {
             Item::fail("gnome_extension", TITLE, format!("{uuid} is not installed")).with_hint(setup)
@@ -112,7 +112,14 @@ pub fn gnome_extension_item(session: &Session) -> Option<Item> {
 }
 
 /// The checks only the connected Linux backend can make.
-pub async fn diagnose(backend: &LinuxBackend, windows: &[WindowInfo]) -> Vec<Item> {
+impl LinuxBackend {
+    /// What `lsm doctor` can only learn from this backend, once connected.
+    pub(crate) async fn linux_diagnosis(&self, windows: &[WindowInfo]) -> Vec<Item> {
+        diagnose(self, windows).await
+    }
+}
+
+async fn diagnose(backend: &LinuxBackend, windows: &[WindowInfo]) -> Vec<Item> {
     let mut items = vec![input_item(backend)];
     match (&backend.atspi, &backend.atspi_error) {
         (Some(atspi), _) => match atspi.applications().await {
@@ -163,7 +170,7 @@ pub async fn diagnose(backend: &LinuxBackend, windows: &[WindowInfo]) -> Vec<Ite
         WindowSystem::Gnome(_) => items.push(Item::ok(
             "gnome_extension",
             "GNOME extension",
-            format!("{} answers", crate::wayland::gnome_setup::UUID),
+            format!("{} answers", crate::wayland::gnome::setup::UUID),
         )),
         WindowSystem::X11(_) => {}
     }

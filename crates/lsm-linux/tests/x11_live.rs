@@ -6,7 +6,8 @@
 //! The tests share one desktop, so they take a lock and run one at a time.
 
 use lsm_core::{KeyCombo, MouseButton, Point, Rect};
-use lsm_linux::x11::{X11Window, X11};
+use lsm_linux::window::WindowRecord;
+use lsm_linux::x11::X11;
 use std::process::Command;
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
@@ -38,7 +39,7 @@ fn connect() -> Option<Live> {
     })
 }
 
-fn find(x: &X11, instance: &str) -> X11Window {
+fn find(x: &X11, instance: &str) -> WindowRecord {
     x.list_windows()
         .expect("list")
         .into_iter()

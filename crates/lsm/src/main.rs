@@ -425,13 +425,13 @@ fn run(cli: Cli) -> u8 {
 
 #[cfg(all(feature = "gui", target_os = "linux"))]
 fn setup_gnome(args: GnomeSetupArgs) -> std::io::Result<()> {
-    let opts = lsm_linux::wayland::gnome_setup::SetupOptions {
+    let opts = lsm_linux::wayland::gnome::setup::SetupOptions {
         shell_version: args.shell_version,
         extensions_dir: args.extensions_dir,
         remove: args.remove,
         force: args.force,
     };
-    for line in lsm_linux::wayland::gnome_setup::setup_gnome(&opts).map_err(std::io::Error::other)? {
+    for line in lsm_linux::wayland::gnome::setup::setup_gnome(&opts).map_err(std::io::Error::other)? {
         println!("{line}");
     }
     Ok(())

@@ -145,7 +145,7 @@ pub async fn scroll(s: &dyn RemoteInput, (x, y): (f64, f64), dx: i32, dy: i32) -
 
 /// The keysyms of a combo: its modifiers, then its key (if any).
 pub fn combo_keysyms(combo: &KeyCombo) -> GuiResult<(Vec<u32>, Option<u32>)> {
-    let key = combo.key.as_deref().map(crate::x11::key_keysym).transpose()?;
+    let key = combo.key.as_deref().map(crate::keysyms::key_keysym).transpose()?;
     Ok((combo.modifiers.iter().map(|m| modifier_keysym(*m)).collect(), key))
 }
 

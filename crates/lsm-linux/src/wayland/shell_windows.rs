@@ -3,7 +3,7 @@
 //! 64-bit; the backend's window records carry 32-bit ids, so each mutter id gets a small
 //! handle, stable for the life of the process.
 
-use crate::x11::X11Window;
+use crate::window::WindowRecord;
 use lsm_core::Rect;
 use serde::Deserialize;
 use std::collections::HashMap;
@@ -175,8 +175,8 @@ impl Handles {
 }
 
 /// The backend's window record for a shell window: bounds are the frame rect.
-pub fn to_window(w: &ShellWindow, handles: &mut Handles) -> X11Window {
-    X11Window {
+pub fn to_window(w: &ShellWindow, handles: &mut Handles) -> WindowRecord {
+    WindowRecord {
         id: handles.handle(w.id),
         title: w.title.clone(),
         instance: if w.wm_class_instance.is_empty() {

@@ -4,7 +4,7 @@
 //! record, and the 32-bit handles of the compositor's window ids.
 
 use super::shell_windows::{self, Handles, ShellList, ShellWindow};
-use crate::x11::X11Window;
+use crate::window::WindowRecord;
 use lsm_core::{GuiError, GuiResult};
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -62,7 +62,7 @@ impl WindowList {
     }
 
     /// The backend's record of a listed window.
-    pub fn to_window(&self, w: &ShellWindow) -> X11Window {
+    pub fn to_window(&self, w: &ShellWindow) -> WindowRecord {
         shell_windows::to_window(w, &mut self.handles.lock().unwrap_or_else(|p| p.into_inner()))
     }
 
@@ -72,7 +72,7 @@ impl WindowList {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .id(handle)
-            .ok_or_else(|| GuiError::window_not_found(&crate::backend::format_window_id(handle)))
+            .ok_or_else(|| GuiError::window_not_found(&crate::window::format_window_id(handle)))
     }
 
     /// A window's record as of the last list.
@@ -83,6 +83,6 @@ impl WindowList {
             .unwrap_or_else(|p| p.into_inner())
             .get(&id)
             .cloned()
-            .ok_or_else(|| GuiError::window_not_found(&crate::backend::format_window_id(handle)))
+            .ok_or_else(|| GuiError::window_not_found(&crate::window::format_window_id(handle)))
     }
 }

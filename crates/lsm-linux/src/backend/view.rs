@@ -3,7 +3,7 @@
 //! handle that carries the rule, and window ids.
 
 use crate::atspi::{CoordKind, FrameInfo, ObjRef};
-use crate::x11::X11Window;
+use crate::window::WindowRecord;
 use lsm_core::{ErrorCode, GuiError, GuiResult, Point, Rect};
 
 /// How a toolkit reports element extents, and so how to make them window-relative.
@@ -70,7 +70,7 @@ impl CoordRule {
 /// HiDPI display (GDK_SCALE, QT_SCALE_FACTOR, Xft.dpi) reports AT-SPI extents in logical ones.
 #[derive(Debug, Clone)]
 pub(crate) struct View {
-    pub(crate) win: X11Window,
+    pub(crate) win: WindowRecord,
     /// Physical pixels per logical pixel.
     pub(crate) scale: f64,
     /// `CoordRule::Local`'s offset for this window (Wayland).
@@ -108,7 +108,7 @@ fn round_scale(ratio: f64) -> Option<f64> {
 
 /// The window's scale from the toolkit's own idea of its width (logical) against the X
 /// window's (physical). Width, because a frame's height may include a title bar.
-pub(crate) fn detect_scale(win: &X11Window, frame: &FrameInfo) -> Option<f64> {
+pub(crate) fn detect_scale(win: &WindowRecord, frame: &FrameInfo) -> Option<f64> {
     let logical_width = frame.screen_extents.filter(|r| r.width > 0)?.width;
     round_scale(win.bounds.width as f64 / logical_width as f64)
 }
@@ -158,44 +158,9 @@ pub(crate) fn decode_native(native: &str) -> GuiResult<(CoordRule, (i32, i32), O
     ))
 }
 
-pub fn format_window_id(xid: u32) -> String {
-    format!("0x{xid:x}")
-}
-
-/// A window id as `format_window_id` writes it; any other text is no window id at all.
-pub fn parse_window_id(id: &str) -> GuiResult<u32> {
-    let xid = id
-        .strip_prefix("0x")
-        .and_then(|h| u32::from_str_radix(h, 16).ok())
-        .ok_or_else(|| GuiError::malformed_window_id(id, "0x1a00007"))?;
-    if xid == 0 {
-        return Err(GuiError::window_not_found(id));
-    }
-    Ok(xid)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn window_ids_round_trip_and_reject_garbage() {
-        assert_eq!(
-            parse_window_id(&format_window_id(0x1a00007)).ok(),
-            Some(0x1a00007)
-        );
-        for bad in ["", "0x", "123", "0xzz", "0x1ffffffff", "not-a-window"] {
-            assert_eq!(
-                parse_window_id(bad).map_err(|e| e.code),
-                Err(ErrorCode::InvalidArgument),
-                "{bad}"
-            );
-        }
-        assert_eq!(
-            parse_window_id("0x0").map_err(|e| e.code),
-            Err(ErrorCode::WindowNotFound)
-        );
-    }
 
     #[test]
     fn toolkit_rules() {
@@ -215,8 +180,8 @@ mod tests {
         assert_eq!((rule, back), (CoordRule::Surface, obj));
     }
 
-    fn window(bounds: Rect) -> X11Window {
-        X11Window {
+    fn window(bounds: Rect) -> WindowRecord {
+        WindowRecord {
             id: 1,
             title: "t".into(),
             instance: "i".into(),

@@ -1,10 +1,11 @@
 //! Carrying out one action: an element's own AT-SPI action where the control has one, XTest input
 //! otherwise, each after re-checking that the element is still the control observed.
 
+use super::on_screen;
+use super::perform_check::{Pressed, SELECT_ROLES, STATE_WAIT, TOGGLE_ROLES};
+use super::view::{decode_native, CoordRule, View};
+use super::LinuxBackend;
 use crate::atspi::{ObjRef, RawNode};
-use crate::backend::{decode_native, CoordRule, LinuxBackend, View};
-use crate::on_screen;
-use crate::perform_check::{Pressed, SELECT_ROLES, STATE_WAIT, TOGGLE_ROLES};
 use lsm_core::{
     ActionOutcome, BackendAction, ElementRef, ErrorCode, GuiError, GuiResult, MouseButton, Point, Rect,
     Target, WindowInfo,

@@ -1,16 +1,25 @@
 //! The GNOME Wayland window system: where windows are and raising them through lsm's Shell
 //! extension (`dev.lsm.Windows`), input and pixels through mutter's remote-desktop and
 //! screen-cast API (`mutter.rs`, one session per window acted on or captured), frames through a
-//! long-lived helper per window (`stream_frames.rs`).
+//! long-lived helper per window (`wayland/stream_frames.rs`). Beside it: installing the extension
+//! (`setup.rs`, `lsm setup gnome`; its JavaScript in `extension/`), typing what the layout lacks
+//! through mutter's clipboard (`clipboard.rs`), and the desktop portal where mutter's API is out
+//! of reach (`portal.rs`).
 
-use super::clipboard::{Clipboard, Content};
-use super::gnome_portal::{self, GnomePortal};
+pub mod clipboard;
+pub mod mutter;
+pub mod portal;
+pub mod setup;
+
+use self::clipboard::{Clipboard, Content};
+use self::mutter::WindowSession;
+use self::portal::{self as gnome_portal, GnomePortal};
+use super::dbus;
 use super::input::{self, RemoteInput};
-use super::mutter::{self, WindowSession};
 use super::shell_windows::{self, ShellList, ShellWindow};
 use super::stream_frames::{self, FrameReader};
 use super::window_list::WindowList;
-use crate::x11::X11Window;
+use crate::window::WindowRecord;
 use lsm_core::{ErrorCode, GuiError, GuiResult, KeyCombo, Modifier, MouseButton, Point, Rect, RgbaImage};
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -39,8 +48,8 @@ pub fn extension_missing_message(detail: &str) -> String {
          No Wayland protocol tells an application where windows are, so lsm needs it: run `lsm setup gnome`, \
          then log out and log in again once (GNOME Shell loads new extensions only when it starts). \
          If you already did, check `gnome-extensions info {}` and that user extensions are enabled",
-        super::gnome_setup::UUID,
-        super::gnome_setup::UUID
+        setup::UUID,
+        setup::UUID
     )
 }
 
@@ -126,14 +135,14 @@ impl Gnome {
         let build = async {
             match bus {
                 Some(a) => zbus::connection::Builder::address(a)?.build().await,
-                None => crate::session_bus::connect().await,
+                None => crate::session::bus::connect().await,
             }
         };
-        let conn = tokio::time::timeout(mutter::CALL_TIMEOUT, build)
+        let conn = tokio::time::timeout(dbus::CALL_TIMEOUT, build)
             .await
             .map_err(|_| GuiError::unavailable("connecting to the session bus timed out"))?
             .map_err(|e| GuiError::unavailable(format!("cannot connect to the session bus: {e}")))?;
-        let shell: bool = mutter::call(
+        let shell: bool = dbus::call(
             &conn,
             "org.freedesktop.DBus",
             "/org/freedesktop/DBus",
@@ -145,7 +154,7 @@ impl Gnome {
         if !shell {
             return Ok(None);
         }
-        let mutter_on_bus: bool = mutter::call(
+        let mutter_on_bus: bool = dbus::call(
             &conn,
             "org.freedesktop.DBus",
             "/org/freedesktop/DBus",
@@ -172,7 +181,7 @@ impl Gnome {
 
     /// Reads mutter's layout mode (physical when it cannot be read: mutter's default).
     async fn read_layout(&self) {
-        let state: GuiResult<DisplayState> = mutter::call(
+        let state: GuiResult<DisplayState> = dbus::call(
             &self.conn,
             "org.gnome.Mutter.DisplayConfig",
             "/org/gnome/Mutter/DisplayConfig",
@@ -226,7 +235,7 @@ impl Gnome {
     /// The extension's list now, remembered for the calls that follow.
     async fn list_now(&self) -> GuiResult<ShellList> {
         let t0 = Instant::now();
-        let json: String = mutter::call(&self.conn, SHELL, EXT_PATH, EXT_IFACE, "List", &())
+        let json: String = dbus::call(&self.conn, SHELL, EXT_PATH, EXT_IFACE, "List", &())
             .await
             .map_err(ext_error)?;
         tracing::debug!("shell List: {:?}", t0.elapsed());
@@ -247,7 +256,7 @@ impl Gnome {
         Ok(list)
     }
 
-    fn to_window(&self, w: &ShellWindow) -> X11Window {
+    fn to_window(&self, w: &ShellWindow) -> WindowRecord {
         self.windows.to_window(w)
     }
 
@@ -256,14 +265,14 @@ impl Gnome {
     }
 
     /// Windows, bottom to top.
-    pub async fn list_windows(&self) -> GuiResult<Vec<X11Window>> {
+    pub async fn list_windows(&self) -> GuiResult<Vec<WindowRecord>> {
         let list = self.list().await?;
         Ok(list.windows.iter().map(|w| self.to_window(w)).collect())
     }
 
     /// One window now (None when it is gone). A window id from an earlier lsm process of the
     /// same shell session is found too: handles are the mutter ids' low bits.
-    pub async fn window(&self, handle: u32) -> GuiResult<Option<X11Window>> {
+    pub async fn window(&self, handle: u32) -> GuiResult<Option<WindowRecord>> {
         let list = self.list().await?;
         Ok(list
             .windows
@@ -273,7 +282,7 @@ impl Gnome {
     }
 
     /// The X11-shaped record of a shell window.
-    pub fn window_of(&self, w: &ShellWindow) -> X11Window {
+    pub fn window_of(&self, w: &ShellWindow) -> WindowRecord {
         self.to_window(w)
     }
 
@@ -294,10 +303,10 @@ impl Gnome {
     }
 
     /// Stacking order (bottom to top) and the modal windows, as `X11::modal_windows`.
-    pub async fn modal_windows(&self) -> GuiResult<(Vec<u32>, Vec<crate::modal::ModalWindow>)> {
+    pub async fn modal_windows(&self) -> GuiResult<(Vec<u32>, Vec<crate::window::modal::ModalWindow>)> {
         let windows = self.list_windows().await?;
         let stacking = windows.iter().map(|w| w.id).collect();
-        Ok((stacking, crate::modal::ModalWindow::of_list(&windows)))
+        Ok((stacking, crate::window::modal::ModalWindow::of_list(&windows)))
     }
 
     /// Raises and focuses a window; true once the shell says it has the focus.
@@ -306,11 +315,11 @@ impl Gnome {
         if self.list().await?.windows.iter().any(|w| w.id == id && w.focus) {
             return Ok(true);
         }
-        let found: bool = mutter::call(&self.conn, SHELL, EXT_PATH, EXT_IFACE, "Activate", &(id,))
+        let found: bool = dbus::call(&self.conn, SHELL, EXT_PATH, EXT_IFACE, "Activate", &(id,))
             .await
             .map_err(ext_error)?;
         if !found {
-            return Err(GuiError::window_not_found(&crate::backend::format_window_id(
+            return Err(GuiError::window_not_found(&crate::window::format_window_id(
                 handle,
             )));
         }
@@ -457,9 +466,9 @@ impl Gnome {
         .await
     }
 
-    /// Types text whose every character the keymap has (see `typeable_by_keysym`).
+    /// Types text whose every character the keymap has (see `keysyms::typeable_by_keysym`).
     pub async fn type_keysyms(&self, handle: u32, text: &str) -> GuiResult<()> {
-        let syms = crate::x11::text_keysyms(text)?;
+        let syms = crate::keysyms::text_keysyms(text)?;
         self.with_session(handle, |s| {
             let syms = syms.clone();
             async move { input::type_keysyms(&*s, &syms).await }
@@ -548,7 +557,7 @@ impl Gnome {
                 let mut rec = self.recorded.lock().await;
                 let r = rec
                     .get_mut(&w.id)
-                    .ok_or_else(|| GuiError::window_not_found(&crate::backend::format_window_id(handle)))?;
+                    .ok_or_else(|| GuiError::window_not_found(&crate::window::format_window_id(handle)))?;
                 let reader = match &r.frames {
                     Some(f) if f.alive() => f.clone(),
                     _ => {
@@ -703,24 +712,9 @@ impl Gnome {
     }
 }
 
-/// True when every character of `text` can be typed as a keysym on GNOME: mutter drops keysyms
-/// that are not in the active keyboard layout, so only printable ASCII (and Return, Tab) is
-/// safe to send that way; anything else goes through the clipboard.
-pub fn typeable_by_keysym(text: &str) -> bool {
-    text.chars().all(|c| matches!(c, ' '..='~' | '\n' | '\r' | '\t'))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn only_ascii_is_typed_by_keysym() {
-        assert!(typeable_by_keysym("Hello, World! ~\n\t"));
-        assert!(!typeable_by_keysym("é"));
-        assert!(!typeable_by_keysym("日本語"));
-        assert!(!typeable_by_keysym("😀"));
-    }
 
     #[test]
     fn the_missing_extension_message_says_what_to_do() {

@@ -2,8 +2,10 @@
 //! text, a set value, a toggle's states, a selection, a dialog that a blocked press opened.
 //! Every wait is bounded; a slow application gives an unverified result, never a hang.
 
+use super::view::View;
+use super::LinuxBackend;
 use crate::atspi::ObjRef;
-use crate::backend::{format_window_id, LinuxBackend, View};
+use crate::window::format_window_id;
 use lsm_core::verify::{
     effect_state_changes, number_taken, quote, text_value_taken, toggle_effect, typed_arrived_after_change,
     typed_missing, typed_needle, TOGGLE_STATES,
@@ -180,7 +182,7 @@ impl LinuxBackend {
 
     /// After a pointer click on an element: a round trip, then its focus or toggle states.
     pub(crate) async fn after_pointer_click(&self, window: &WindowInfo, e: &ElementRef) -> Check {
-        let Ok((_, _, obj)) = crate::backend::decode_native(&e.native) else {
+        let Ok((_, _, obj)) = super::view::decode_native(&e.native) else {
             return self.after_input(window, None, "the click").await;
         };
         let Ok(atspi) = self.atspi() else {
@@ -293,7 +295,7 @@ impl LinuxBackend {
             _ => None,
         };
         let started = Instant::now();
-        let handle = crate::backend::parse_window_id(&window.window_id)?;
+        let handle = crate::window::parse_window_id(&window.window_id)?;
         self.ws_type_text(handle, text).await?;
         let Some(atspi) = atspi else {
             return Ok(Check::Unverified(

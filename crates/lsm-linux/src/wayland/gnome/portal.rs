@@ -4,10 +4,10 @@
 //! pointer motion on that monitor's stream; pixels are that stream cut to the window, so parts
 //! covered by other windows show those windows. xdg-desktop-portal-gnome asks the user once per
 //! session (portal 1.16); where the portal remembers grants, the restore token spares the dialog
-//! next time (`portal.rs`). The window list still comes from lsm's Shell extension.
+//! next time (`wayland/portal/`). The window list still comes from lsm's Shell extension.
 
-use super::portal::{PortalSession, Screen};
-use super::stream_frames::FrameReader;
+use crate::wayland::portal::{PortalSession, Screen};
+use crate::wayland::stream_frames::FrameReader;
 use lsm_core::{GuiError, GuiResult};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -172,7 +172,7 @@ impl GnomePortal {
 }
 
 async fn prime_keyboard(s: &PortalSession) -> GuiResult<()> {
-    use super::input::RemoteInput;
+    use crate::wayland::input::RemoteInput;
     s.keysym(super::mutter::PRIMING_KEYSYM, true).await?;
     s.keysym(super::mutter::PRIMING_KEYSYM, false).await
 }

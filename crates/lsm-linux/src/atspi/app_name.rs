@@ -10,7 +10,7 @@
 //! for all its windows; two `.desktop` names of one process ("LibreOffice Writer",
 //! "LibreOffice Start Center") give their common words ("LibreOffice").
 
-use crate::x11::X11Window;
+use crate::window::WindowRecord;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};
@@ -185,7 +185,7 @@ fn one_entry(entries: &[(String, bool)]) -> Option<String> {
 }
 
 /// Whether an AT-SPI application name is a name for people, not a program's file name.
-fn is_proper(name: &str, w: &X11Window, comm: &str) -> bool {
+fn is_proper(name: &str, w: &WindowRecord, comm: &str) -> bool {
     let n = name.trim();
     !n.is_empty()
         && n != w.instance
@@ -231,7 +231,7 @@ impl AppNames {
     }
 
     /// The proper name of the application that owns `w`, the same for all its windows.
-    pub fn name(&self, w: &X11Window) -> String {
+    pub fn name(&self, w: &WindowRecord) -> String {
         let comm = w
             .pid
             .and_then(|p| std::fs::read_to_string(format!("/proc/{p}/comm")).ok())
@@ -288,8 +288,8 @@ mod tests {
     use super::*;
     use lsm_core::Rect;
 
-    fn win(instance: &str, class: &str, pid: Option<u32>) -> X11Window {
-        X11Window {
+    fn win(instance: &str, class: &str, pid: Option<u32>) -> WindowRecord {
+        WindowRecord {
             id: 1,
             title: String::new(),
             instance: instance.into(),

@@ -1,15 +1,17 @@
 //! The KDE Plasma (KWin on Wayland) window system: the window list and raising through small
 //! KWin scripts (`kwin.rs`), keyboard and pointer through the RemoteDesktop portal
-//! (`portal.rs`; no dialog on Plasma 5.27). Window captures are not available: KWin's
+//! (`wayland/portal/`; no dialog on Plasma 5.27). Window captures are not available: KWin's
 //! ScreenShot2 is refused to ordinary clients and the ScreenCast portal asks the user to pick
 //! a window in a dialog, so `gui_list` reports no `screenshot` capability and says why.
 
+pub mod kwin;
+
+use self::kwin::{KWinScripts, ACTIVATE_JS, CURSOR_JS, KWIN, LIST_JS};
 use super::input::{self, RemoteInput};
-use super::kwin::{KWinScripts, ACTIVATE_JS, CURSOR_JS, KWIN, LIST_JS};
 use super::portal::PortalSession;
 use super::shell_windows::{self, ShellList, ShellWindow};
 use super::window_list::WindowList;
-use crate::x11::X11Window;
+use crate::window::WindowRecord;
 use lsm_core::{ErrorCode, GuiError, GuiResult, KeyCombo, MouseButton, Point, Rect};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -42,14 +44,14 @@ impl Kde {
         let build = async {
             match bus {
                 Some(a) => zbus::connection::Builder::address(a)?.build().await,
-                None => crate::session_bus::connect().await,
+                None => crate::session::bus::connect().await,
             }
         };
-        let conn = tokio::time::timeout(super::mutter::CALL_TIMEOUT, build)
+        let conn = tokio::time::timeout(super::dbus::CALL_TIMEOUT, build)
             .await
             .map_err(|_| GuiError::unavailable("connecting to the session bus timed out"))?
             .map_err(|e| GuiError::unavailable(format!("cannot connect to the session bus: {e}")))?;
-        let kwin: bool = super::mutter::call(
+        let kwin: bool = super::dbus::call(
             &conn,
             "org.freedesktop.DBus",
             "/org/freedesktop/DBus",
@@ -99,7 +101,7 @@ impl Kde {
         Ok(list)
     }
 
-    pub fn window_of(&self, w: &ShellWindow) -> X11Window {
+    pub fn window_of(&self, w: &ShellWindow) -> WindowRecord {
         self.windows.to_window(w)
     }
 
@@ -112,12 +114,12 @@ impl Kde {
         Ok(self.list().await?.windows.into_iter().find(|w| w.id == id))
     }
 
-    pub async fn list_windows(&self) -> GuiResult<Vec<X11Window>> {
+    pub async fn list_windows(&self) -> GuiResult<Vec<WindowRecord>> {
         let list = self.list().await?;
         Ok(list.windows.iter().map(|w| self.window_of(w)).collect())
     }
 
-    pub async fn window(&self, handle: u32) -> GuiResult<Option<X11Window>> {
+    pub async fn window(&self, handle: u32) -> GuiResult<Option<WindowRecord>> {
         let list = self.list().await?;
         Ok(list
             .windows
@@ -130,10 +132,10 @@ impl Kde {
         Ok(self.list().await?.screen())
     }
 
-    pub async fn modal_windows(&self) -> GuiResult<(Vec<u32>, Vec<crate::modal::ModalWindow>)> {
+    pub async fn modal_windows(&self) -> GuiResult<(Vec<u32>, Vec<crate::window::modal::ModalWindow>)> {
         let windows = self.list_windows().await?;
         let stacking = windows.iter().map(|w| w.id).collect();
-        Ok((stacking, crate::modal::ModalWindow::of_list(&windows)))
+        Ok((stacking, crate::window::modal::ModalWindow::of_list(&windows)))
     }
 
     /// Raises and focuses a window; true once KWin says it is the active one.
@@ -147,7 +149,7 @@ impl Kde {
             .run("activate", &[("want", w.uuid.as_str())], ACTIVATE_JS)
             .await?;
         if found.trim() != "true" {
-            return Err(GuiError::window_not_found(&crate::backend::format_window_id(
+            return Err(GuiError::window_not_found(&crate::window::format_window_id(
                 handle,
             )));
         }
@@ -258,14 +260,14 @@ impl Kde {
     /// (measured: é and CJK keysyms are dropped without an error), so other text is refused
     /// before anything is sent.
     pub async fn type_text(&self, text: &str) -> GuiResult<()> {
-        if !super::gnome::typeable_by_keysym(text) {
+        if !crate::keysyms::typeable_by_keysym(text) {
             return Err(GuiError::new(
                 ErrorCode::UnsupportedAction,
                 "on KDE Plasma lsm types only characters of the keyboard layout (printable ASCII, Return, Tab): \
                  KWin drops other keysyms. Put other text into a field with set_value on its element_id",
             ));
         }
-        let syms = crate::x11::text_keysyms(text)?;
+        let syms = crate::keysyms::text_keysyms(text)?;
         self.with_session(|s| async move { input::type_keysyms(&*s, &syms).await })
             .await
     }

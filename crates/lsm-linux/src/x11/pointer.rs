@@ -1,7 +1,11 @@
 //! Pointer input through XTest: moves, clicks (with the pauses toolkits need to count them
 //! right), presses, drags and wheel scrolls.
 
-use super::*;
+use super::connection::*;
+use lsm_core::{ErrorCode, GuiError, GuiResult, MouseButton, Point};
+use std::time::Instant;
+use x11rb::connection::Connection;
+use x11rb::protocol::xtest::ConnectionExt as _;
 
 // ---------------------------------------------------------------- pointer
 

@@ -1,17 +1,25 @@
-//! `DesktopBackend` for an X11 session: windows, capture and raw input from X11, elements and
-//! semantic actions from AT-SPI, joined by process id, title and geometry (`frames.rs`).
+//! `DesktopBackend` for every Linux session: elements and semantic actions from the AT-SPI half
+//! (`crate::atspi`), windows, capture and raw input from the window system under it
+//! (`crate::windowing`: X11, GNOME or KDE), joined by process id, title and geometry
+//! (`frames.rs`). How a window's pixels and its elements' coordinates relate is in `view.rs`;
+//! carrying out an action and reading its effect back in `perform.rs` and `perform_check.rs`;
+//! the window-system calls the backend makes in `windows.rs`.
 
-use crate::app_name::AppNames;
+mod frames;
+mod on_screen;
+mod perform;
+mod perform_check;
+mod view;
+mod windows;
+
+use crate::atspi::app_name::AppNames;
 use crate::atspi::{Atspi, FrameInfo, ObjRef, RawNode, Skipped, WalkOptions};
-use crate::frames::{self, Doubt, Geometry, WindowGeom};
-use crate::modal;
 use crate::session::Session;
-pub(crate) use crate::view::{decode_native, CoordRule, View};
-use crate::view::{detect_scale, encode_native, logical_rect, scale_from_resources};
-pub use crate::view::{format_window_id, parse_window_id};
+use crate::window::{format_window_id, modal, parse_window_id, WindowRecord};
 use crate::windowing::WindowSystem;
-use crate::x11::{Capture, Gap, X11Window, X11};
+use crate::x11::{Capture, Gap, X11};
 use async_trait::async_trait;
+use frames::{Doubt, Geometry, WindowGeom};
 use lsm_core::{
     ActionOutcome, Activity, BackendAction, BackendInfo, DesktopBackend, ErrorCode, GuiError, GuiResult,
     ObserveRequest, RawElement, Rect, Screenshot, Snapshot, WindowInfo,
@@ -19,6 +27,7 @@ use lsm_core::{
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+use view::{detect_scale, encode_native, logical_rect, scale_from_resources, CoordRule, View};
 
 /// Bound on any one X11 round of work (X replies are local; this guards a stuck server).
 const X11_TIMEOUT: Duration = Duration::from_secs(5);
@@ -113,12 +122,12 @@ pub struct LinuxBackend {
     /// matches, used only while the frame is still among the application's top-levels.
     known_frames: Mutex<HashMap<u32, ObjRef>>,
     /// Focus and text events, for checking where input landed (perform.rs).
-    pub(crate) events: crate::atspi_verify::Events,
+    pub(crate) events: crate::atspi::verify::Events,
     /// AT-SPI bus name of each process whose window was observed (for round trips after input).
     pub(crate) app_buses: Mutex<HashMap<u32, String>>,
     app_names: AppNames,
     /// Windows observed before (their first observation waits for the application).
-    seen: crate::fresh::Seen,
+    seen: crate::atspi::fresh::Seen,
     /// When this backend connected (a missing accessibility bus is looked for again later).
     connected_at: Instant,
 }
@@ -298,7 +307,7 @@ impl LinuxBackend {
         pids
     }
 
-    fn view(&self, win: X11Window) -> View {
+    fn view(&self, win: WindowRecord) -> View {
         let scale = self
             .scales
             .lock()
@@ -365,21 +374,21 @@ impl LinuxBackend {
     }
 
     /// The first observation of a window not seen before (or just restored) waits, bounded,
-    /// until the application's tree is consistent and stable (see `fresh.rs`); a note when it
+    /// until the application's tree is consistent and stable (see `atspi/fresh.rs`); a note when it
     /// was not in time.
     async fn first_look(&self, view: &View, found: Option<&Found>) -> Option<String> {
         let (Found { frame, rule, .. }, atspi) = (found?, self.atspi.as_ref()?);
         if !self.seen.first_look(view.win.id, view.win.minimized) {
             return None;
         }
-        let gecko = crate::fresh::builds_document_on_demand(&view.win.class, &view.win.instance);
+        let gecko = crate::atspi::fresh::builds_document_on_demand(&view.win.class, &view.win.instance);
         let screen = *rule == CoordRule::Screen;
-        match crate::fresh::settle(atspi, &frame.obj, view.logical_bounds(), screen, gecko).await {
-            crate::fresh::Settled::After(_) => None,
-            crate::fresh::Settled::NotWithin(why) => Some(format!(
+        match crate::atspi::fresh::settle(atspi, &frame.obj, view.logical_bounds(), screen, gecko).await {
+            crate::atspi::fresh::Settled::After(_) => None,
+            crate::atspi::fresh::Settled::NotWithin(why) => Some(format!(
                 "the window is new and its application had not settled within {} ms ({why}): element bounds \
                  or content may still change; observe again",
-                crate::fresh::FRESH_WAIT.as_millis()
+                crate::atspi::fresh::FRESH_WAIT.as_millis()
             )),
         }
     }
@@ -610,7 +619,7 @@ impl DesktopBackend for LinuxBackend {
     }
 
     async fn diagnose(&self, windows: &[WindowInfo]) -> Vec<lsm_core::doctor::Item> {
-        crate::doctor::diagnose(self, windows).await
+        self.linux_diagnosis(windows).await
     }
 
     async fn list_windows(&self) -> GuiResult<Vec<WindowInfo>> {
@@ -860,7 +869,7 @@ impl LinuxBackend {
         );
         let (mut elements, truncated, truncated_reason, mut notes) = walked?;
         if let Some(visible) = screen?.and_then(|s| on_screen_part(&win, s)) {
-            notes.push(crate::on_screen::window_note(visible));
+            notes.push(on_screen::window_note(visible));
             let n = mark_off_screen(&mut elements, visible);
             if n > 0 {
                 notes.push(format!(

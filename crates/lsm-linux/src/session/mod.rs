@@ -1,6 +1,9 @@
 //! Finding the graphical session: from our environment, else from the user's systemd
 //! environment, else from the standard socket locations (a worker is often started outside the
-//! graphical login). Nothing here opens a connection.
+//! graphical login). Nothing here opens a connection; `bus.rs` connects to the session bus
+//! it names (for AT-SPI and the Wayland compositors alike).
+
+pub(crate) mod bus;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};

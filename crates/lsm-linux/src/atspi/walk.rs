@@ -6,11 +6,11 @@
 //! without reading them. A huge container (GTK 3 creates one accessible per tree view cell) is read
 //! only around its visible area (see `list.rs`); its node keeps `child_count` and gets a `summary`.
 
+use crate::atspi::cache::Prefetch;
+use crate::atspi::list::{MAX_BULK_CHILDREN, MAX_MANAGED_CHILDREN};
 use crate::atspi::{
     Atspi, Basics, CallError, CoordKind, Flavor, ObjRef, RawNode, TextMode, IFACE_ACCESSIBLE, IFACE_COMPONENT,
 };
-use crate::cache::Prefetch;
-use crate::list::{MAX_BULK_CHILDREN, MAX_MANAGED_CHILDREN};
 use futures_util::stream::{FuturesUnordered, StreamExt};
 use lsm_core::model::Query;
 use lsm_core::{GuiResult, RawElement, Rect};

@@ -1,7 +1,8 @@
 //! Which modal dialog blocks a window, from what X11 says (`WM_TRANSIENT_FOR`,
-//! `_NET_WM_STATE_MODAL`, the stacking order). Pure logic; the X11 reads are in `x11.rs`.
+//! `_NET_WM_STATE_MODAL`, the stacking order). Pure logic over window
+//! records; the X11 reads are in `x11/connection.rs`, GNOME and KDE fill the same fields from their lists.
 
-use crate::x11::X11Window;
+use super::WindowRecord;
 
 /// A mapped, not minimized window in the modal state.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -17,7 +18,7 @@ const MAX_CHAIN: usize = 8;
 
 impl ModalWindow {
     /// The modal windows of a full window list (topmost first), as `X11::modal_windows` finds them.
-    pub fn of_list(windows: &[X11Window]) -> Vec<ModalWindow> {
+    pub fn of_list(windows: &[WindowRecord]) -> Vec<ModalWindow> {
         windows
             .iter()
             .filter(|w| w.modal && !w.minimized)

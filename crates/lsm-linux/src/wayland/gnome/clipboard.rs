@@ -5,7 +5,7 @@
 //! first and put back after the paste: lsm then owns the selection with the user's content
 //! and serves it for as long as lsm runs (Wayland has no way to hand ownership back).
 
-use super::mutter::{self, CALL_TIMEOUT};
+use crate::wayland::dbus::{self, CALL_TIMEOUT};
 use futures_util::StreamExt;
 use lsm_core::{GuiError, GuiResult};
 use std::collections::HashMap;
@@ -127,12 +127,12 @@ fn mime_list(options: &HashMap<String, OwnedValue>) -> Vec<String> {
 
 impl Clipboard {
     pub async fn start(conn: &zbus::Connection) -> GuiResult<Self> {
-        let rd: OwnedObjectPath = mutter::call(conn, RD_NAME, RD_PATH, RD_NAME, "CreateSession", &()).await?;
+        let rd: OwnedObjectPath = dbus::call(conn, RD_NAME, RD_PATH, RD_NAME, "CreateSession", &()).await?;
         let mut transfers = subscribe(conn, rd.as_str(), "SelectionTransfer").await?;
         let mut owners = subscribe(conn, rd.as_str(), "SelectionOwnerChanged").await?;
-        let () = mutter::call(conn, RD_NAME, rd.as_str(), RD_SESSION, "Start", &()).await?;
+        let () = dbus::call(conn, RD_NAME, rd.as_str(), RD_SESSION, "Start", &()).await?;
         let opts: HashMap<&str, Value> = HashMap::new();
-        let () = mutter::call(
+        let () = dbus::call(
             conn,
             RD_NAME,
             rd.as_str(),
@@ -155,7 +155,7 @@ impl Clipboard {
                             Some(b) => write_transfer(&c, &path, serial, b).await.is_ok(),
                             None => false,
                         };
-                        let _: GuiResult<()> = mutter::call(&c, RD_NAME, path.as_str(), RD_SESSION,
+                        let _: GuiResult<()> = dbus::call(&c, RD_NAME, path.as_str(), RD_SESSION,
                             "SelectionWriteDone", &(serial, ok)).await;
                         if ok {
                             st.lock().unwrap_or_else(|p| p.into_inner()).served += 1;
@@ -198,7 +198,7 @@ impl Clipboard {
         let mut saved = Content::default();
         let mut total = 0;
         for mime in offered {
-            let fd = match mutter::call::<_, OwnedFd>(
+            let fd = match dbus::call::<_, OwnedFd>(
                 &self.conn,
                 RD_NAME,
                 self.rd.as_str(),
@@ -264,7 +264,7 @@ impl Clipboard {
     where
         B: serde::Serialize + zbus::zvariant::DynamicType,
     {
-        mutter::call::<B, ()>(&self.conn, RD_NAME, self.rd.as_str(), RD_SESSION, method, body).await
+        dbus::call::<B, ()>(&self.conn, RD_NAME, self.rd.as_str(), RD_SESSION, method, body).await
     }
 
     /// Transfers served so far.
@@ -285,7 +285,7 @@ async fn write_transfer(
     serial: u32,
     bytes: Vec<u8>,
 ) -> GuiResult<()> {
-    let fd: OwnedFd = mutter::call(
+    let fd: OwnedFd = dbus::call(
         conn,
         RD_NAME,
         rd.as_str(),

@@ -3,7 +3,7 @@
 //! against the window's geometry, and which one is active. The windows of one process are
 //! matched together (a frame that fits another window better is not this one's), and a match
 //! that another assignment fits as well is reported as ambiguous rather than guessed silently.
-//! Pure logic: the reads are in `backend.rs`.
+//! Pure logic: the reads are in `mod.rs`.
 
 use crate::atspi::FrameInfo;
 use crate::atspi::ObjRef;

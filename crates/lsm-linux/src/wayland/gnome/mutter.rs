@@ -9,7 +9,8 @@
 //! first), and a press and release sent back to back can be missed by GTK 4 (we pause
 //! `INPUT_GAP` between motion, press and release).
 
-use super::input::RemoteInput;
+use crate::wayland::dbus::{call, CALL_TIMEOUT};
+use crate::wayland::input::RemoteInput;
 use async_trait::async_trait;
 use lsm_core::{GuiError, GuiResult};
 use std::collections::HashMap;
@@ -24,8 +25,6 @@ const SC_PATH: &str = "/org/gnome/Mutter/ScreenCast";
 const SC_SESSION: &str = "org.gnome.Mutter.ScreenCast.Session";
 const SC_STREAM: &str = "org.gnome.Mutter.ScreenCast.Stream";
 
-/// Bound on one call into mutter.
-pub const CALL_TIMEOUT: Duration = Duration::from_secs(3);
 /// How long a new stream may take to appear on PipeWire.
 const STREAM_WAIT: Duration = Duration::from_secs(3);
 
@@ -34,30 +33,6 @@ pub const PRIMING_KEYSYM: u32 = 0xffe1;
 
 fn err(what: &str, e: impl std::fmt::Display) -> GuiError {
     GuiError::backend(format!("mutter {what}: {e}"))
-}
-
-/// One method call, bounded.
-pub async fn call<B, R>(
-    conn: &zbus::Connection,
-    dest: &str,
-    path: &str,
-    iface: &str,
-    method: &str,
-    body: &B,
-) -> GuiResult<R>
-where
-    B: serde::Serialize + zbus::zvariant::DynamicType,
-    R: for<'d> serde::Deserialize<'d> + zbus::zvariant::Type,
-{
-    let fut = conn.call_method(Some(dest), path, Some(iface), method, body);
-    let reply = tokio::time::timeout(CALL_TIMEOUT, fut)
-        .await
-        .map_err(|_| GuiError::timeout(format!("{iface}.{method}")))?
-        .map_err(|e| GuiError::backend(format!("{iface}.{method}: {e}")))?;
-    reply
-        .body()
-        .deserialize::<R>()
-        .map_err(|e| GuiError::backend(format!("{iface}.{method} answered unexpectedly: {e}")))
 }
 
 /// A remote-desktop session recording one window.

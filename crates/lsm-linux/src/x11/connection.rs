@@ -1,26 +1,14 @@
-//! The X11 half of the Linux backend, in pure Rust over `x11rb`: the connection, the window
-//! list (EWMH) and focus here; client-area capture (`capture.rs`: the window's own pixmap
-//! through Composite), pointer input (`pointer.rs`) and keyboard input (`keys.rs`, typing any
-//! Unicode text by temporarily remapping spare keycodes) beside it.
+//! The connection to one X display (`X11`), the window list (EWMH), focus, raising and the
+//! modal state of windows; capture, pointer and keyboard input are further `impl X11` blocks
+//! beside it (`capture.rs`, `pointer.rs`, `keys.rs`).
 //!
 //! Every request goes to a local server, so replies are quick; what could block forever
 //! (the connect, waits for focus) is bounded explicitly.
 
-#[path = "capture.rs"]
-mod capture;
-
-pub use capture::{minimized_error, Capture, Gap, REPAINT_WAIT};
-
-#[path = "keys.rs"]
-mod keys;
-#[path = "pointer.rs"]
-mod pointer;
-
-use keys::KeyMap;
-pub use keys::{char_keysym, key_keysym, named_keysym, text_keysyms, Stroke};
-
-use crate::shm;
-use lsm_core::{ErrorCode, GuiError, GuiResult, KeyCombo, Modifier, MouseButton, Point, Rect};
+use super::keymap::KeyMap;
+use super::shm;
+use crate::window::WindowRecord;
+use lsm_core::{ErrorCode, GuiError, GuiResult, MouseButton, Rect};
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{mpsc, Mutex, MutexGuard};
@@ -33,49 +21,48 @@ use x11rb::protocol::xproto::{
     self, AtomEnum, ClientMessageEvent, ConfigureWindowAux, ConnectionExt as _, CreateWindowAux, EventMask,
     GetPropertyReply, InputFocus, MapState, PropMode, StackMode, WindowClass,
 };
-use x11rb::protocol::xtest::ConnectionExt as _;
 use x11rb::protocol::{ErrorKind, Event};
 use x11rb::rust_connection::RustConnection;
 use x11rb::wrapper::ConnectionExt as _;
 
 /// How long `connect` waits for the server's handshake.
-const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+pub(super) const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 /// Upper bound for `activate` to see the focus arrive.
-const FOCUS_WAIT: Duration = Duration::from_millis(500);
-const FOCUS_POLL: Duration = Duration::from_millis(10);
+pub(super) const FOCUS_WAIT: Duration = Duration::from_millis(500);
+pub(super) const FOCUS_POLL: Duration = Duration::from_millis(10);
 /// Time given to clients to fetch a changed keyboard mapping (MappingNotify) before we type
 /// with it, and to translate our keys before we restore it.
-const REMAP_SETTLE: Duration = Duration::from_millis(60);
+pub(super) const REMAP_SETTLE: Duration = Duration::from_millis(60);
 /// Between a combo's modifier presses and its key, as a hand leaves it: Qt reads the modifier
 /// state from XKB state events, and a key in the same instant as its Alt opened no menu.
-const MODIFIER_SETTLE: Duration = Duration::from_millis(15);
+pub(super) const MODIFIER_SETTLE: Duration = Duration::from_millis(15);
 /// Gap between the clicks of a multi-click: well inside GTK's 400 ms double-click time.
-const CLICK_GAP: Duration = Duration::from_millis(40);
+pub(super) const CLICK_GAP: Duration = Duration::from_millis(40);
 /// Quiet time before a multi-click: longer than the usual double-click time (GTK: 400 ms).
-const MULTI_CLICK_QUIET: Duration = Duration::from_millis(600);
+pub(super) const MULTI_CLICK_QUIET: Duration = Duration::from_millis(600);
 /// How long a button is held in a click.
-const PRESS_HOLD: Duration = Duration::from_millis(15);
-const DRAG_STEPS: i32 = 10;
-const DRAG_STEP_PAUSE: Duration = Duration::from_millis(15);
+pub(super) const PRESS_HOLD: Duration = Duration::from_millis(15);
+pub(super) const DRAG_STEPS: i32 = 10;
+pub(super) const DRAG_STEP_PAUSE: Duration = Duration::from_millis(15);
 /// How long a check for an EWMH window manager is trusted (it only changes when one starts or quits).
-const EWMH_RECHECK: Duration = Duration::from_secs(2);
+pub(super) const EWMH_RECHECK: Duration = Duration::from_secs(2);
 /// Bounds that keep every input call short.
-const MAX_CLICKS: u32 = 10;
-const MAX_SCROLL: i32 = 200;
+pub(super) const MAX_CLICKS: u32 = 10;
+pub(super) const MAX_SCROLL: i32 = 200;
 /// Bound on parent-chain walks (real trees are a few levels deep).
-const MAX_TREE_DEPTH: usize = 64;
+pub(super) const MAX_TREE_DEPTH: usize = 64;
 /// Bound on events drained in one go.
-const MAX_DRAIN: usize = 100_000;
+pub(super) const MAX_DRAIN: usize = 100_000;
 
 // Core protocol event codes used by XTest FakeInput.
-const KEY_PRESS: u8 = xproto::KEY_PRESS_EVENT;
-const KEY_RELEASE: u8 = xproto::KEY_RELEASE_EVENT;
-const BUTTON_PRESS: u8 = xproto::BUTTON_PRESS_EVENT;
-const BUTTON_RELEASE: u8 = xproto::BUTTON_RELEASE_EVENT;
-const MOTION: u8 = xproto::MOTION_NOTIFY_EVENT;
+pub(super) const KEY_PRESS: u8 = xproto::KEY_PRESS_EVENT;
+pub(super) const KEY_RELEASE: u8 = xproto::KEY_RELEASE_EVENT;
+pub(super) const BUTTON_PRESS: u8 = xproto::BUTTON_PRESS_EVENT;
+pub(super) const BUTTON_RELEASE: u8 = xproto::BUTTON_RELEASE_EVENT;
+pub(super) const MOTION: u8 = xproto::MOTION_NOTIFY_EVENT;
 
 // ICCCM WM_STATE values.
-const WM_STATE_ICONIC: u32 = 3;
+pub(super) const WM_STATE_ICONIC: u32 = 3;
 
 x11rb::atom_manager! {
     Atoms: AtomsCookie {
@@ -98,74 +85,47 @@ x11rb::atom_manager! {
     }
 }
 
-/// One top-level application window.
-#[derive(Debug, Clone, PartialEq)]
-pub struct X11Window {
-    /// The client (application) window XID, not the WM frame.
-    pub id: u32,
-    /// `_NET_WM_NAME` (UTF-8), else `WM_NAME`.
-    pub title: String,
-    /// `WM_CLASS` instance.
-    pub instance: String,
-    /// `WM_CLASS` class.
-    pub class: String,
-    /// `_NET_WM_PID`.
-    pub pid: Option<u32>,
-    /// The client area in root coordinates, without WM decorations.
-    pub bounds: Rect,
-    /// `_GTK_FRAME_EXTENTS` left, right, top, bottom (client-side shadow), if set.
-    pub gtk_frame_extents: Option<[u32; 4]>,
-    pub focused: bool,
-    /// Iconified, hidden, or not viewable (e.g. on another workspace).
-    pub minimized: bool,
-    /// `WM_TRANSIENT_FOR`: the window this one is a dialog of (None when unset or the root).
-    pub transient_for: Option<u32>,
-    /// `_NET_WM_STATE_MODAL`: it blocks input to the window it is transient for (or, with no
-    /// such window, to its whole application).
-    pub modal: bool,
-}
-
 /// A connection to one X display.
 pub struct X11 {
-    conn: RustConnection,
-    root: u32,
+    pub(super) conn: RustConnection,
+    pub(super) root: u32,
     atoms: Atoms,
     /// `_NET_WM_CM_S<screen>`: owned while a compositing manager runs.
-    cm_atom: u32,
+    pub(super) cm_atom: u32,
     /// Our own unmapped window, used to obtain server timestamps.
-    helper: u32,
-    has_composite: bool,
+    pub(super) helper: u32,
+    pub(super) has_composite: bool,
     /// The Damage extension, to see when a window has repainted after its redirection.
-    has_damage: bool,
+    pub(super) has_damage: bool,
     /// Areas (root coordinates) of the DamageNotify events `pump` saw since they were last
     /// taken (only one Damage object exists at a time; see `capture.rs`).
-    damage_areas: Mutex<Vec<Rect>>,
+    pub(super) damage_areas: Mutex<Vec<Rect>>,
     /// Top-levels we redirected for capture (see `capture.rs`).
-    redirected: Mutex<HashSet<u32>>,
-    has_xtest: bool,
+    pub(super) redirected: Mutex<HashSet<u32>>,
+    pub(super) has_xtest: bool,
     /// Latest server time seen on a PropertyNotify of `helper`.
-    last_time: AtomicU32,
-    keymap: Mutex<Option<KeyMap>>,
+    pub(super) last_time: AtomicU32,
+    pub(super) keymap: Mutex<Option<KeyMap>>,
     /// Serialises input sequences so modifier presses and remaps never interleave.
-    input: Mutex<()>,
+    pub(super) input: Mutex<()>,
     /// When we last pressed a mouse button (see `MULTI_CLICK_QUIET`).
-    last_press: Mutex<Option<Instant>>,
+    pub(super) last_press: Mutex<Option<Instant>>,
     /// Whether an EWMH window manager runs, and when that was read (see `EWMH_RECHECK`).
-    ewmh: Mutex<Option<(Instant, bool)>>,
+    pub(super) ewmh: Mutex<Option<(Instant, bool)>>,
     /// MIT-SHM for captures: offered and not yet found broken.
-    shm_usable: AtomicBool,
-    shm_segment: Mutex<Option<shm::Segment>>,
+    pub(super) shm_usable: AtomicBool,
+    pub(super) shm_segment: Mutex<Option<shm::Segment>>,
     /// The connection failed (the server went away): this X11 is done for.
-    lost: AtomicBool,
+    pub(super) lost: AtomicBool,
 }
 
 // ---------------------------------------------------------------- errors
 
-fn conn_err(e: ConnectionError) -> GuiError {
+pub(super) fn conn_err(e: ConnectionError) -> GuiError {
     GuiError::unavailable(format!("X11 connection failed: {e}"))
 }
 
-fn reply_err(what: &str, e: ReplyError) -> GuiError {
+pub(super) fn reply_err(what: &str, e: ReplyError) -> GuiError {
     match e {
         ReplyError::ConnectionError(e) => conn_err(e),
         ReplyError::X11Error(x) => GuiError::backend(format!("X11 {what} failed: {:?}", x.error_kind)),
@@ -173,7 +133,7 @@ fn reply_err(what: &str, e: ReplyError) -> GuiError {
 }
 
 /// Like `reply_err`, but a BadWindow/BadDrawable on `id` means the window is gone.
-fn win_err(id: u32, what: &str, e: ReplyError) -> GuiError {
+pub(super) fn win_err(id: u32, what: &str, e: ReplyError) -> GuiError {
     match &e {
         ReplyError::X11Error(x)
             if matches!(x.error_kind, ErrorKind::Window | ErrorKind::Drawable) && x.bad_value == id =>
@@ -184,24 +144,24 @@ fn win_err(id: u32, what: &str, e: ReplyError) -> GuiError {
     }
 }
 
-fn id_err(e: ReplyOrIdError) -> GuiError {
+pub(super) fn id_err(e: ReplyOrIdError) -> GuiError {
     match e {
         ReplyOrIdError::ConnectionError(e) => conn_err(e),
         other => GuiError::backend(format!("X11: {other}")),
     }
 }
 
-fn is_not_found(e: &GuiError) -> bool {
+pub(super) fn is_not_found(e: &GuiError) -> bool {
     e.code == ErrorCode::WindowNotFound
 }
 
 // ---------------------------------------------------------------- properties
 
-fn prop_u32s(r: &GetPropertyReply) -> Vec<u32> {
+pub(super) fn prop_u32s(r: &GetPropertyReply) -> Vec<u32> {
     r.value32().map(|it| it.collect()).unwrap_or_default()
 }
 
-fn prop_text(r: &GetPropertyReply) -> Option<String> {
+pub(super) fn prop_text(r: &GetPropertyReply) -> Option<String> {
     if r.value.is_empty() {
         return None;
     }
@@ -213,7 +173,7 @@ fn prop_text(r: &GetPropertyReply) -> Option<String> {
     })
 }
 
-fn wm_class(r: &GetPropertyReply) -> (String, String) {
+pub(super) fn wm_class(r: &GetPropertyReply) -> (String, String) {
     let mut parts = r
         .value
         .split(|&b| b == 0)
@@ -221,11 +181,11 @@ fn wm_class(r: &GetPropertyReply) -> (String, String) {
     (parts.next().unwrap_or_default(), parts.next().unwrap_or_default())
 }
 
-fn to_i16(v: i32) -> i16 {
+pub(super) fn to_i16(v: i32) -> i16 {
     v.clamp(i16::MIN as i32, i16::MAX as i32) as i16
 }
 
-fn button_number(b: MouseButton) -> u8 {
+pub(super) fn button_number(b: MouseButton) -> u8 {
     match b {
         MouseButton::Left => 1,
         MouseButton::Middle => 2,
@@ -234,7 +194,7 @@ fn button_number(b: MouseButton) -> u8 {
 }
 
 /// Who has the focus, read once for a whole window list.
-struct FocusInfo {
+pub(super) struct FocusInfo {
     /// `_NET_ACTIVE_WINDOW` when an EWMH window manager runs.
     active: Option<u32>,
     /// The input focus window and its ancestors.
@@ -250,9 +210,9 @@ impl FocusInfo {
     }
 }
 
-/// Facts about one window beyond `X11Window`.
-struct Described {
-    window: X11Window,
+/// Facts about one window beyond `WindowRecord`.
+pub(super) struct Described {
+    window: WindowRecord,
     types: Vec<u32>,
 }
 
@@ -361,7 +321,7 @@ impl X11 {
 
     /// Drains queued events: keeps the queue bounded, notices keymap changes (MappingNotify
     /// goes to every client) and records the time of our own PropertyNotify.
-    fn pump(&self) {
+    pub(super) fn pump(&self) {
         for _ in 0..MAX_DRAIN {
             match self.conn.poll_for_event() {
                 Ok(Some(Event::MappingNotify(_))) => *self.lock_keymap() = None,
@@ -392,17 +352,17 @@ impl X11 {
         Ok(self.last_time.load(Ordering::Relaxed))
     }
 
-    fn lock_keymap(&self) -> MutexGuard<'_, Option<KeyMap>> {
+    pub(super) fn lock_keymap(&self) -> MutexGuard<'_, Option<KeyMap>> {
         self.keymap.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    fn lock_input(&self) -> MutexGuard<'_, ()> {
+    pub(super) fn lock_input(&self) -> MutexGuard<'_, ()> {
         self.input.lock().unwrap_or_else(|p| p.into_inner())
     }
 }
 
 /// Connects on a helper thread so a server that accepts but never answers cannot hang us.
-fn connect_bounded(name: &str) -> GuiResult<(RustConnection, usize)> {
+pub(super) fn connect_bounded(name: &str) -> GuiResult<(RustConnection, usize)> {
     let (tx, rx) = mpsc::channel();
     let n = name.to_owned();
     std::thread::Builder::new()
@@ -413,7 +373,9 @@ fn connect_bounded(name: &str) -> GuiResult<(RustConnection, usize)> {
         .map_err(|e| GuiError::backend(format!("cannot start the X11 connect thread: {e}")))?;
     match rx.recv_timeout(CONNECT_TIMEOUT) {
         Ok(Ok(pair)) => Ok(pair),
-        Ok(Err(e)) => Err(GuiError::unavailable(crate::display_error::cannot_open(name, &e))),
+        Ok(Err(e)) => Err(GuiError::unavailable(crate::x11::display_error::cannot_open(
+            name, &e,
+        ))),
         Err(_) => Err(GuiError::unavailable(format!(
             "cannot connect to X display {name}: no answer within {} s",
             CONNECT_TIMEOUT.as_secs()
@@ -422,7 +384,7 @@ fn connect_bounded(name: &str) -> GuiResult<(RustConnection, usize)> {
 }
 
 /// Announces our Composite version (required before other Composite requests).
-fn init_composite(conn: &RustConnection) -> GuiResult<bool> {
+pub(super) fn init_composite(conn: &RustConnection) -> GuiResult<bool> {
     let present = conn
         .extension_information(x11rb::protocol::composite::X11_EXTENSION_NAME)
         .map_err(conn_err)?
@@ -440,7 +402,7 @@ fn init_composite(conn: &RustConnection) -> GuiResult<bool> {
 }
 
 /// Announces our Damage version (required before other Damage requests); false without it.
-fn init_damage(conn: &RustConnection) -> bool {
+pub(super) fn init_damage(conn: &RustConnection) -> bool {
     let present = conn
         .extension_information(x11rb::protocol::damage::X11_EXTENSION_NAME)
         .is_ok_and(|e| e.is_some());
@@ -452,7 +414,7 @@ fn init_damage(conn: &RustConnection) -> bool {
 }
 
 /// An unmapped 1x1 InputOnly window whose property changes tell us the server time.
-fn create_helper(conn: &RustConnection, root: u32) -> GuiResult<u32> {
+pub(super) fn create_helper(conn: &RustConnection, root: u32) -> GuiResult<u32> {
     let id = conn.generate_id().map_err(id_err)?;
     let aux = CreateWindowAux::new().event_mask(EventMask::PROPERTY_CHANGE);
     conn.create_window(0, id, root, -1, -1, 1, 1, 0, WindowClass::INPUT_ONLY, 0, &aux)
@@ -472,7 +434,7 @@ impl Drop for X11 {
 // ---------------------------------------------------------------- windows
 
 impl X11 {
-    fn geometry(&self, id: u32) -> GuiResult<xproto::GetGeometryReply> {
+    pub(super) fn geometry(&self, id: u32) -> GuiResult<xproto::GetGeometryReply> {
         self.conn
             .get_geometry(id)
             .map_err(conn_err)?
@@ -615,7 +577,7 @@ impl X11 {
     }
 
     /// The root's children, bottom to top of the stack.
-    fn root_children(&self) -> GuiResult<Vec<u32>> {
+    pub(super) fn root_children(&self) -> GuiResult<Vec<u32>> {
         let tree = self
             .conn
             .query_tree(self.root)
@@ -669,7 +631,7 @@ impl X11 {
     }
 
     /// Top-level application windows, topmost first, without docks and desktops.
-    pub fn list_windows(&self) -> GuiResult<Vec<X11Window>> {
+    pub fn list_windows(&self) -> GuiResult<Vec<WindowRecord>> {
         self.pump();
         let focus = self.focus_info()?;
         let skip = [
@@ -691,7 +653,7 @@ impl X11 {
 
     /// Current state of one window; None when it no longer exists or is withdrawn (unmapped
     /// and not iconified).
-    pub fn window(&self, id: u32) -> GuiResult<Option<X11Window>> {
+    pub fn window(&self, id: u32) -> GuiResult<Option<WindowRecord>> {
         self.pump();
         let described = if self.ewmh_wm()? {
             // One round trip: the active window is asked for in the same batch as the rest.
@@ -774,7 +736,7 @@ impl X11 {
             return Ok(None);
         }
         let (instance, class) = wm_class(&class);
-        let window = X11Window {
+        let window = WindowRecord {
             id,
             title: prop_text(&net_name)
                 .or_else(|| prop_text(&name))
@@ -800,7 +762,7 @@ impl X11 {
     /// The managed windows topmost first and, of them, the mapped modal ones, in two round
     /// trips (the client list, then three properties of every client in one batch): cheap
     /// enough to check before every action whether a modal dialog blocks its window.
-    pub fn modal_windows(&self) -> GuiResult<(Vec<u32>, Vec<crate::modal::ModalWindow>)> {
+    pub fn modal_windows(&self) -> GuiResult<(Vec<u32>, Vec<crate::window::modal::ModalWindow>)> {
         self.pump();
         let ids = self.client_ids()?;
         let (a, c) = (&self.atoms, &self.conn);
@@ -826,7 +788,7 @@ impl X11 {
             if !state.contains(&a._NET_WM_STATE_MODAL) || state.contains(&a._NET_WM_STATE_HIDDEN) {
                 continue;
             }
-            modals.push(crate::modal::ModalWindow {
+            modals.push(crate::window::modal::ModalWindow {
                 id,
                 transient_for: prop_u32s(&parent)
                     .first()
@@ -839,7 +801,7 @@ impl X11 {
     }
 
     /// The child of the root that contains `id` (the WM frame, or `id` itself).
-    fn toplevel_of(&self, id: u32) -> GuiResult<u32> {
+    pub(super) fn toplevel_of(&self, id: u32) -> GuiResult<u32> {
         self.ancestors(id)?
             .last()
             .copied()

@@ -108,7 +108,7 @@ impl KWinScripts {
         B: serde::Serialize + zbus::zvariant::DynamicType,
         R: for<'d> serde::Deserialize<'d> + zbus::zvariant::Type,
     {
-        super::mutter::call(&self.conn, KWIN, SCRIPTING_PATH, SCRIPTING, method, body).await
+        crate::wayland::dbus::call(&self.conn, KWIN, SCRIPTING_PATH, SCRIPTING, method, body).await
     }
 
     /// Runs `body` (with `vars` defined) and returns what it passed to `reply`.

@@ -11,8 +11,9 @@
 //! events). Without Composite the screen is read with GetImage and the capture says which parts
 //! cannot be the window's own.
 
-use super::{conn_err, id_err, is_not_found, to_i16, win_err, X11Window, X11};
-use crate::shm;
+use super::connection::*;
+use super::shm;
+use crate::window::WindowRecord;
 use lsm_core::{ErrorCode, GuiError, GuiResult, Rect, RgbaImage};
 use std::sync::atomic::Ordering;
 use std::sync::MutexGuard;
@@ -223,7 +224,7 @@ impl X11 {
     }
 
     /// Captures a window just read with [`X11::window`] (no second read of its properties).
-    pub fn capture_window(&self, w: &X11Window) -> GuiResult<Capture> {
+    pub fn capture_window(&self, w: &WindowRecord) -> GuiResult<Capture> {
         let id = w.id;
         if w.minimized {
             return Err(minimized_error(id));

@@ -9,11 +9,11 @@ use std::process::{Command, Stdio};
 /// The extension's UUID, also its folder name.
 pub const UUID: &str = "lsm-windows@lsm";
 
-const SERVICE: &str = include_str!("gnome_ext/service.js");
-const LEGACY_HEAD: &str = include_str!("gnome_ext/legacy_head.js");
-const LEGACY_TAIL: &str = include_str!("gnome_ext/legacy_tail.js");
-const ESM_HEAD: &str = include_str!("gnome_ext/esm_head.js");
-const ESM_TAIL: &str = include_str!("gnome_ext/esm_tail.js");
+const SERVICE: &str = include_str!("extension/service.js");
+const LEGACY_HEAD: &str = include_str!("extension/legacy_head.js");
+const LEGACY_TAIL: &str = include_str!("extension/legacy_tail.js");
+const ESM_HEAD: &str = include_str!("extension/esm_head.js");
+const ESM_TAIL: &str = include_str!("extension/esm_tail.js");
 
 /// GNOME Shell major versions the extension declares, per format.
 const LEGACY_VERSIONS: &[u32] = &[43, 44];

@@ -1,5 +1,5 @@
-//! The AT-SPI half of the Linux backend: applications, their top-level windows, fast tree walks and
-//! semantic actions over the accessibility bus.
+//! The connection to the accessibility bus and what every AT-SPI call shares: object references,
+//! the records a walk and a listing return, bounded calls and their errors, toolkit flavours.
 //!
 //! Every D-Bus call goes through `Atspi::call_t`, which bounds it with a timeout: a hung
 //! application must never block a caller. Calls are raw `call_method`s rather than generated
@@ -25,8 +25,6 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use zbus::zvariant::{self as zv, OwnedObjectPath, OwnedValue};
-
-pub use crate::walk::{Skipped, WalkOptions, WalkResult};
 
 /// Bound on every single D-Bus call.
 pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(2);
@@ -438,7 +436,7 @@ impl Atspi {
             ));
         }
         let work = async {
-            let session = crate::session_bus::connect()
+            let session = crate::session::bus::connect()
                 .await
                 .map_err(|e| format!("session bus: {e}"))?;
             let proxy = at::proxy::bus::BusProxy::builder(&session)
@@ -922,22 +920,6 @@ fn value_as_f64(v: &OwnedValue) -> Option<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    // The backend calls these from async_trait methods, which need Send futures.
-    #[allow(dead_code)]
-    fn futures_are_send(a: &Atspi, r: &ObjRef, o: &WalkOptions) {
-        fn send<T: Send>(_: T) {}
-        send(a.walk(r, o));
-        send(a.applications());
-        send(a.frames(r));
-        send(a.node(r, CoordKind::Screen, (0, 0)));
-        send(a.do_action(r, &["click"], true));
-        send(a.set_text(r, "x"));
-        send(a.insert_text(r, "x"));
-        send(a.set_numeric_value(r, 1.0));
-        send(a.grab_focus(r));
-        send(Atspi::connect(None));
-    }
 
     #[test]
     fn objref_round_trip() {
