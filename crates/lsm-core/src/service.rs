@@ -36,6 +36,11 @@ pub trait GuiService: Send + Sync {
     async fn frame(&self, request: FrameRequest) -> GuiResult<FrameOutput>;
     /// The web UI's geometry-checked human input (never an MCP tool).
     async fn human_action(&self, request: HumanActionRequest) -> GuiResult<ActionOutput>;
+    /// Where this machine reports its activity and take-over state (a worker forwards it to
+    /// its controller); None when it reports nowhere.
+    fn feed(&self) -> Option<Arc<crate::person::Feed>> {
+        None
+    }
     /// The Desktop page's take-over and approval commands (never an MCP tool).
     async fn person_command(&self, command: PersonCommand) -> GuiResult<PersonState> {
         let _ = command;
@@ -716,6 +721,10 @@ impl GuiService for LocalGui {
             });
         }
         result
+    }
+
+    fn feed(&self) -> Option<Arc<crate::person::Feed>> {
+        Some(self.person.feed().clone())
     }
 
     async fn person_command(&self, command: PersonCommand) -> GuiResult<PersonState> {
