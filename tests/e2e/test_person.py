@@ -71,7 +71,9 @@ def desk(bed_env):  # noqa: ARG001
     if not NODE.exists() or not (WEBUI / "node_modules" / "playwright-core").exists():
         pytest.fail("tests/webui/node_modules or Node 22 is missing: run tests/setup.sh")
     restart_app("testapp")
-    s = LsmSession("http", args=["--web", "127.0.0.1:0", "--approval-timeout", str(APPROVAL_TIMEOUT_S)]).open()
+    # The timeout through its environment variable ($LSM_APPROVAL_TIMEOUT, as --approval-timeout).
+    env = {**os.environ, "LSM_APPROVAL_TIMEOUT": str(APPROVAL_TIMEOUT_S)}
+    s = LsmSession("http", env, args=["--web", "127.0.0.1:0"]).open()
     page = None
     try:
         m = wait_for(lambda: URL_RE.search(Path(s.stderr_path).read_text(errors="replace")), timeout=10,

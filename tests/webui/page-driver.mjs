@@ -121,7 +121,7 @@ const handlers = {
   },
 
   async screenshot({ path }) {
-    await page.screenshot({ path, fullPage: true });
+    await page.screenshot({ path });
     return path;
   },
 

@@ -81,7 +81,7 @@ impl LocalGui {
         let shot = captured.screenshot?;
         let b = captured.window.bounds;
         let space = Space::for_window(b.width, b.height, APPROVAL_IMAGE_EDGE);
-        let drawn = space.clone();
+        let drawn = space;
         let rendered = tokio::task::spawn_blocking(move || {
             render_screenshot(&shot.image, &drawn, &[], ImageFormat::Jpeg, 70)
         })
