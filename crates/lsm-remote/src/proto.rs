@@ -87,7 +87,9 @@ pub enum Call {
     HumanAction(HumanActionRequest),
     /// A take-over or approval command from the Desktop page (a field of its own: the command
     /// carries an `op` too).
-    Person { command: PersonCommand },
+    Person {
+        command: PersonCommand,
+    },
 }
 
 impl Call {

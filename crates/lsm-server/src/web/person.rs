@@ -41,16 +41,14 @@ pub(super) async fn events(State(web): State<Arc<Web>>) -> Response {
         if let Some(e) = first.next() {
             return Some((Ok::<_, Infallible>(to_event(&e)), (first, rx)));
         }
-        loop {
-            match rx.recv().await {
-                Ok(e) => return Some((Ok(to_event(&e)), (first, rx))),
-                // The page fell behind: it is told, and goes on with what comes next.
-                Err(RecvError::Lagged(n)) => {
-                    let note = Event::default().event("lagged").data(n.to_string());
-                    return Some((Ok(note), (first, rx)));
-                }
-                Err(RecvError::Closed) => return None,
+        match rx.recv().await {
+            Ok(e) => Some((Ok(to_event(&e)), (first, rx))),
+            // The page fell behind: it is told, and goes on with what comes next.
+            Err(RecvError::Lagged(n)) => {
+                let note = Event::default().event("lagged").data(n.to_string());
+                Some((Ok(note), (first, rx)))
             }
+            Err(RecvError::Closed) => None,
         }
     });
     let mut res = Sse::new(stream)
