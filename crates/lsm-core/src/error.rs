@@ -31,8 +31,13 @@ pub enum ErrorCode {
     /// The machine's policy (docs/policy.md) keeps the model away from this window: nothing
     /// was read or sent.
     PolicyDenied,
-    /// The machine's policy asks a person to approve each action on this window.
+    /// The action needs a person's approval on the Desktop page and none came in time.
     ApprovalRequired,
+    /// The person at the machine denied the action on the Desktop page.
+    ApprovalDenied,
+    /// A person has taken over the machine or the window on the Desktop page: no input of the
+    /// model is sent there until they release it.
+    HumanControl,
     Timeout,
     BackendError,
 }
@@ -62,6 +67,8 @@ impl ErrorCode {
             Self::PermissionDenied => "PERMISSION_DENIED",
             Self::PolicyDenied => "POLICY_DENIED",
             Self::ApprovalRequired => "APPROVAL_REQUIRED",
+            Self::ApprovalDenied => "APPROVAL_DENIED",
+            Self::HumanControl => "HUMAN_CONTROL",
             Self::Timeout => "TIMEOUT",
             Self::BackendError => "BACKEND_ERROR",
         }

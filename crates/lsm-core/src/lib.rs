@@ -25,6 +25,8 @@ pub mod model;
 pub mod observe;
 pub mod outline;
 pub mod output;
+pub mod person;
+mod person_gui;
 pub mod policy;
 pub mod service;
 mod settle;

@@ -183,6 +183,10 @@ pub struct ActionOutput {
     pub not_run: Vec<usize>,
     /// What to do next: act again with `state_id`, or observe.
     pub next: String,
+    /// What the model should know beside the result, e.g. that a person's take-over ended and
+    /// control came back.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
     /// The settled observation's `state_id` (single-use, like `gui_state`'s): the next
     /// `gui_action` needs no `gui_state`. Absent with observe `none` or when the window closed.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -15,6 +15,7 @@ use crate::output::{
     ActionOutput, ActionRequest, CoordinateSpace, FrameOutput, FrameRequest, HumanActionRequest, ListOutput,
     ScreenshotInfo, StateOutput, StateRequest,
 };
+use crate::person::{Person, PersonCommand, PersonState};
 use crate::policy::{self, Intent, LivePolicy, Policy};
 use crate::space::Space;
 use crate::state::{ElementRef, Observation, Shown, StateStore};
@@ -35,6 +36,19 @@ pub trait GuiService: Send + Sync {
     async fn frame(&self, request: FrameRequest) -> GuiResult<FrameOutput>;
     /// The web UI's geometry-checked human input (never an MCP tool).
     async fn human_action(&self, request: HumanActionRequest) -> GuiResult<ActionOutput>;
+    /// Where this machine reports its activity and take-over state (a worker forwards it to
+    /// its controller); None when it reports nowhere.
+    fn feed(&self) -> Option<Arc<crate::person::Feed>> {
+        None
+    }
+    /// The Desktop page's take-over and approval commands (never an MCP tool).
+    async fn person_command(&self, command: PersonCommand) -> GuiResult<PersonState> {
+        let _ = command;
+        Err(GuiError::new(
+            ErrorCode::UnsupportedAction,
+            "this machine does not take take-over or approval commands",
+        ))
+    }
 }
 
 /// The service for the desktop this process runs on.
@@ -53,6 +67,8 @@ pub struct LocalGui {
     audit: Option<Arc<AuditLog>>,
     /// Which windows the model may observe and act on (None: all of them).
     policy: Option<Arc<LivePolicy>>,
+    /// The person in charge: take-over, approvals, the activity feed.
+    pub(crate) person: Arc<Person>,
 }
 
 /// How long a failed connection to the desktop is answered from memory before it is tried again.
@@ -64,8 +80,14 @@ const CALL_TIMEOUT: Duration = Duration::from_secs(10);
 impl LocalGui {
     pub fn new(machine: impl Into<String>, limits: Limits, connector: Arc<dyn BackendConnector>) -> Self {
         let store = StateStore::new(limits.state_ttl, limits.states_per_machine);
+        let machine = machine.into();
+        let person = Arc::new(Person::new(
+            machine.clone(),
+            Default::default(),
+            Arc::new(crate::person::Feed::new()),
+        ));
         Self {
-            machine: machine.into(),
+            machine,
             limits,
             connector,
             backend: Mutex::new(None),
@@ -74,7 +96,24 @@ impl LocalGui {
             ids: ElementIds::new(),
             audit: None,
             policy: None,
+            person,
         }
+    }
+
+    /// Take-over and approvals as `config` says, reported on `feed` (the process's feed, which
+    /// the web UI pushes to the Desktop page).
+    pub fn with_person(
+        mut self,
+        config: crate::person::PersonConfig,
+        feed: Arc<crate::person::Feed>,
+    ) -> Self {
+        self.person = Arc::new(Person::new(self.machine.clone(), config, feed));
+        self
+    }
+
+    /// The person in charge of this machine.
+    pub fn person(&self) -> &Arc<Person> {
+        &self.person
     }
 
     /// Holds the model's calls to `policy` (a person's input on the web UI is never restricted).
@@ -91,10 +130,11 @@ impl LocalGui {
     }
 
     /// Refuses `intent` on the window `window_id` as it is now, when the policy says so.
+    /// An `ask` window passes here: `gui_action` asks the person before any input.
     async fn enforce_now(&self, policy: &Policy, window_id: &str, intent: Intent) -> GuiResult<()> {
         let backend = self.backend().await?;
         let window = bounded("reading the window", backend.window(window_id)).await?;
-        policy::enforce(policy, &window, intent)
+        policy::enforce_approved(policy, &window, intent, true)
     }
 
     /// Records every input that reaches the desktop in `log`.
@@ -551,72 +591,14 @@ impl GuiService for LocalGui {
     }
 
     async fn state(&self, request: StateRequest) -> GuiResult<StateOutput> {
-        let policy = self.model_policy();
-        // Before anything of a denied window is read.
-        if let (Some(p), false) = (&policy, request.window_id.is_empty()) {
-            self.enforce_now(p, &request.window_id, Intent::Observe).await?;
-        }
-        let mut looked = self.look(request).await?;
-        if let Some(p) = &policy {
-            policy::enforce(p, &looked.out.window, Intent::Observe)?;
-            looked.out.window.policy = p.decide(&looked.out.window).access.mark();
-        }
-        Ok(self.issue(looked))
+        let window_id = request.window_id.clone();
+        let result = self.observe_for_model(request).await;
+        self.publish_observation(&window_id, &result);
+        result
     }
 
     async fn action(&self, request: ActionRequest) -> GuiResult<ActionOutput> {
-        if request.state_id.is_empty() {
-            return Err(GuiError::invalid("state_id is required (from gui_state)"));
-        }
-        let obs = self.store.take(&request.state_id)?;
-        if obs.window.window_id != request.window_id {
-            return Err(GuiError::new(
-                ErrorCode::WindowMismatch,
-                format!(
-                    "state_id belongs to window {}, not {}; call gui_state for the window you want to act on",
-                    obs.window.window_id, request.window_id
-                ),
-            ));
-        }
-        let specs = parse_actions(&request.actions, &self.limits)?;
-        let result = async {
-            // Before any input: the window as observed, and as it is now when a rule looks at
-            // titles (a title can change under the same window).
-            if let Some(p) = self.model_policy() {
-                policy::enforce(&p, &obs.window, Intent::Act)?;
-                if p.reads_titles() {
-                    self.enforce_now(&p, &obs.window.window_id, Intent::Act).await?;
-                }
-            }
-            let started = std::time::Instant::now();
-            let mut judging = self.start_judging(&obs, &request, specs.len()).await?;
-            let judging_began = started.elapsed();
-            let mut out = self
-                .run_actions(&obs, &specs, Caller::Model, judging.as_mut())
-                .await?;
-            let ran = started.elapsed();
-            if let Some(j) = judging {
-                self.finish_judging(&obs, j, &request, &mut out).await;
-            }
-            tracing::debug!(
-                "gui_action: ready to act after {judging_began:?}, acted and settled by {ran:?}, answered by {:?}",
-                started.elapsed()
-            );
-            Ok(out)
-        }
-        .await;
-        if let Some(log) = &self.audit {
-            let secret = audit::secret_text_actions(&specs, &obs.elements, |p| obs.space.point_to_logical(p));
-            log.write(audit::Record {
-                machine: &self.machine,
-                face: Face::Mcp,
-                who: request.caller.as_deref().unwrap_or("unknown"),
-                window: &obs.window,
-                actions: audit::mask_texts(&request.actions, &secret, audit::MASK),
-                result: &result,
-            });
-        }
-        result
+        self.act_for_model(request).await
     }
 
     async fn frame(&self, request: FrameRequest) -> GuiResult<FrameOutput> {
@@ -720,35 +702,138 @@ impl GuiService for LocalGui {
             shown: None,
         };
         let result = self.run_actions(&obs, &specs, Caller::Human, None).await;
+        // The person's input keeps their take-over alive.
+        self.person.control.touch(&obs.window.window_id);
+        let shown_actions = audit::mask_texts(
+            &request.actions,
+            &audit::typing_actions(&specs),
+            audit::MASK_HUMAN,
+        );
+        self.publish_call(Face::Web, &obs.window, &shown_actions, &result);
         if let Some(log) = &self.audit {
             log.write(audit::Record {
                 machine: &self.machine,
                 face: Face::Web,
                 who: request.caller.as_deref().unwrap_or("unknown"),
                 window: &obs.window,
-                actions: audit::mask_texts(
-                    &request.actions,
-                    &audit::typing_actions(&specs),
-                    audit::MASK_HUMAN,
-                ),
+                actions: shown_actions,
                 result: &result,
             });
         }
         result
     }
+
+    fn feed(&self) -> Option<Arc<crate::person::Feed>> {
+        Some(self.person.feed().clone())
+    }
+
+    async fn person_command(&self, command: PersonCommand) -> GuiResult<PersonState> {
+        self.person.command(command)
+    }
 }
 
-/// Who asked: the model (with a `state_id`) or a person on the web UI (with a frame).
+impl LocalGui {
+    /// `gui_state` for the model: held to the policy; says once that a take-over ended.
+    async fn observe_for_model(&self, request: StateRequest) -> GuiResult<StateOutput> {
+        let policy = self.model_policy();
+        // Before anything of a denied window is read.
+        if let (Some(p), false) = (&policy, request.window_id.is_empty()) {
+            self.enforce_now(p, &request.window_id, Intent::Observe).await?;
+        }
+        let mut looked = self.look(request).await?;
+        if let Some(p) = &policy {
+            policy::enforce(p, &looked.out.window, Intent::Observe)?;
+            looked.out.window.policy = p.decide(&looked.out.window).access.mark();
+        }
+        if let Some(note) = self.person.control.came_back() {
+            looked.out.notes.insert(0, note);
+        }
+        Ok(self.issue(looked))
+    }
+
+    async fn act_for_model(&self, request: ActionRequest) -> GuiResult<ActionOutput> {
+        if request.state_id.is_empty() {
+            return Err(GuiError::invalid("state_id is required (from gui_state)"));
+        }
+        let obs = self.store.take(&request.state_id)?;
+        if obs.window.window_id != request.window_id {
+            return Err(GuiError::new(
+                ErrorCode::WindowMismatch,
+                format!(
+                    "state_id belongs to window {}, not {}; call gui_state for the window you want to act on",
+                    obs.window.window_id, request.window_id
+                ),
+            ));
+        }
+        let specs = parse_actions(&request.actions, &self.limits)?;
+        let came_back = self.person.control.came_back();
+        let secret = audit::secret_text_actions(&specs, &obs.elements, |p| obs.space.point_to_logical(p));
+        let shown_actions = audit::mask_texts(&request.actions, &secret, audit::MASK);
+        let result = async {
+            // Before any input: the window as observed, and as it is now when a rule looks at
+            // titles (a title can change under the same window). An `ask` window goes on to
+            // the person's approval below.
+            let policy = self.model_policy();
+            if let Some(p) = &policy {
+                policy::enforce_approved(p, &obs.window, Intent::Act, true)?;
+                if p.reads_titles() {
+                    self.enforce_now(p, &obs.window.window_id, Intent::Act).await?;
+                }
+            }
+            self.person.control.check(&obs.window.window_id)?;
+            let ask = policy.as_ref().and_then(|p| policy::ask_reason(p, &obs.window));
+            let approved = self.approval(&obs, &specs, &shown_actions, ask).await?;
+            let started = std::time::Instant::now();
+            let mut judging = self.start_judging(&obs, &request, specs.len()).await?;
+            let judging_began = started.elapsed();
+            let mut out = self
+                .run_actions(&obs, &specs, Caller::Model { approved }, judging.as_mut())
+                .await?;
+            out.notes.extend(came_back.clone());
+            let ran = started.elapsed();
+            if let Some(j) = judging {
+                self.finish_judging(&obs, j, &request, &mut out).await;
+            }
+            tracing::debug!(
+                "gui_action: ready to act after {judging_began:?}, acted and settled by {ran:?}, answered by {:?}",
+                started.elapsed()
+            );
+            Ok(out)
+        }
+        .await;
+        self.publish_call(Face::Mcp, &obs.window, &shown_actions, &result);
+        if let Some(log) = &self.audit {
+            log.write(audit::Record {
+                machine: &self.machine,
+                face: Face::Mcp,
+                who: request.caller.as_deref().unwrap_or("unknown"),
+                window: &obs.window,
+                actions: shown_actions,
+                result: &result,
+            });
+        }
+        // Told once: a refusal that did not reach the model's work still says it next time.
+        if result.is_err() {
+            if let Some(note) = came_back {
+                self.person.control.say_again(note);
+            }
+        }
+        result
+    }
+}
+
+/// Who asked: the model (with a `state_id`; `approved` by a person for an `ask` window) or a
+/// person on the web UI (with a frame).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Caller {
-    Model,
+    Model { approved: bool },
     Human,
 }
 
 impl Caller {
     fn observe_again(self) -> &'static str {
         match self {
-            Caller::Model => "call gui_state again",
+            Caller::Model { .. } => "call gui_state again",
             Caller::Human => "take a new frame",
         }
     }
@@ -777,7 +862,7 @@ impl LocalGui {
         let backend = self.backend().await?;
         // The model's actions are held to the policy; a person's never are.
         let policy = match caller {
-            Caller::Model => self.model_policy(),
+            Caller::Model { .. } => self.model_policy(),
             Caller::Human => None,
         };
         let mut results: Vec<ActionResult> = Vec::with_capacity(specs.len());
@@ -799,6 +884,13 @@ impl LocalGui {
                 e
             };
             let last_action = i + 1 == specs.len();
+            // A person who takes over while the model's call runs stops it before its next
+            // action; what already ran is in the refusal's `details.completed`.
+            if let Caller::Model { .. } = caller {
+                if let Err(e) = self.person.control.check(&window_id) {
+                    return Err(fail(e, &results));
+                }
+            }
             let Some(action) = action else {
                 if let ActionSpec::Wait { duration } = spec {
                     tokio::time::sleep(*duration).await;
@@ -835,7 +927,8 @@ impl LocalGui {
             // input is lost (element-only actions are checked by the backend's perform).
             if let (false, Some(p)) = (by_element, &policy) {
                 // The window as read now (its title may have changed since the call began).
-                if let Err(e) = policy::enforce(p, &current, Intent::Act) {
+                let approved = matches!(caller, Caller::Model { approved: true });
+                if let Err(e) = policy::enforce_approved(p, &current, Intent::Act, approved) {
                     return Err(fail(e, &results));
                 }
             }
@@ -918,7 +1011,7 @@ impl LocalGui {
             stopped,
             not_run: skipped,
             next: match caller {
-                Caller::Model => "call gui_state to observe the result before acting again",
+                Caller::Model { .. } => "call gui_state to observe the result before acting again",
                 Caller::Human => "take a new frame to see the result",
             }
             .into(),

@@ -194,8 +194,14 @@ async fn deny_refuses_observing_before_anything_is_read() {
 }
 
 #[tokio::test]
-async fn ask_is_refused_with_its_own_code_until_approval_exists() {
+async fn ask_waits_for_a_person_and_is_refused_with_its_own_code_when_none_answers() {
     let (fake, gui) = setup("[[rule]]\ntitle = \"secret*\"\naccess = \"ask\"\n");
+    // Nobody answers the approval (docs/web-ui.md): a short wait, then its code.
+    let config = lsm_core::person::PersonConfig {
+        approval_timeout: std::time::Duration::from_millis(200),
+        ..Default::default()
+    };
+    let gui = gui.with_person(config, Arc::new(lsm_core::person::Feed::new()));
     let s = gui.state(state_request("0x1")).await.unwrap();
     let e = act(&gui, &s, json!([{"type": "key", "keys": "Return"}]))
         .await

@@ -8,6 +8,7 @@ pub use crate::liveness::{PING_EVERY, SILENCE_LIMIT};
 use crate::proto::{self, Call, Hello, ImageMeta, ToController, ToWorker, PROTOCOL, WORKER_HEADER};
 use async_trait::async_trait;
 use futures_util::{SinkExt, StreamExt};
+use lsm_core::person::{Feed, FeedEvent, PersonCommand, PersonState};
 use lsm_core::{
     ActionOutput, ActionRequest, EncodedImage, ErrorCode, FrameOutput, FrameRequest, GuiError, GuiResult,
     GuiService, HumanActionRequest, ListOutput, StateOutput, StateRequest,
@@ -126,9 +127,17 @@ impl Link {
         let _ = self.shutdown.send(true);
     }
 
-    fn on_text(&self, text: &str) -> Result<(), String> {
-        let ToController::Reply { id, ok, err, image } =
-            serde_json::from_str(text).map_err(|e| format!("malformed reply: {e}"))?;
+    fn on_text(&self, text: &str, feed: Option<&Feed>) -> Result<(), String> {
+        let (id, ok, err, image) =
+            match serde_json::from_str(text).map_err(|e| format!("malformed reply: {e}"))? {
+                ToController::Reply { id, ok, err, image } => (id, ok, err, image),
+                ToController::Event { event } => {
+                    if let Some(feed) = feed {
+                        feed.publish(self.own_event(*event));
+                    }
+                    return Ok(());
+                }
+            };
         let mut pending = lock(&self.pending);
         let Some(mut p) = pending.remove(&id) else {
             return Ok(()); // timed out already
@@ -149,6 +158,20 @@ impl Link {
             }
         }
         Ok(())
+    }
+
+    /// A worker's event under the name it enrolled with (it cannot speak for another machine).
+    fn own_event(&self, mut event: FeedEvent) -> FeedEvent {
+        match &mut event {
+            FeedEvent::Call(c) => c.machine = self.name.clone(),
+            FeedEvent::Person(s) => {
+                s.machine = self.name.clone();
+                for p in &mut s.pending {
+                    p.machine = self.name.clone();
+                }
+            }
+        }
+        event
     }
 
     fn on_binary(&self, frame: &[u8]) -> Result<(), String> {
@@ -184,6 +207,8 @@ pub struct Controller {
     links: Mutex<HashMap<String, Arc<Link>>>,
     /// Last facts about machines not connected now (e.g. why they dropped).
     last_seen: Mutex<HashMap<String, (String, String)>>,
+    /// Where the workers' activity goes (the Desktop page's feed); None: nowhere.
+    feed: Mutex<Option<Arc<Feed>>>,
 }
 
 impl Controller {
@@ -192,7 +217,17 @@ impl Controller {
             state,
             links: Mutex::new(HashMap::new()),
             last_seen: Mutex::new(HashMap::new()),
+            feed: Mutex::new(None),
         })
+    }
+
+    /// Publishes the workers' activity and take-over state on `feed`.
+    pub fn set_feed(&self, feed: Arc<Feed>) {
+        *lock(&self.feed) = Some(feed);
+    }
+
+    fn feed(&self) -> Option<Arc<Feed>> {
+        lock(&self.feed).clone()
     }
 
     pub fn state_dir(&self) -> &StateDir {
@@ -482,7 +517,7 @@ impl Controller {
             let result = match next {
                 None => break "connection closed".to_string(),
                 Some(Err(e)) => break format!("connection error: {e}"),
-                Some(Ok(Message::Text(t))) => link.on_text(t.as_str()),
+                Some(Ok(Message::Text(t))) => link.on_text(t.as_str(), self.feed().as_deref()),
                 Some(Ok(Message::Binary(b))) => link.on_binary(&b),
                 Some(Ok(Message::Close(_))) => break "closed by the worker".to_string(),
                 Some(Ok(_)) => Ok(()),
@@ -493,6 +528,9 @@ impl Controller {
         };
         link.close(&reason);
         writer.abort();
+        if let Some(feed) = self.feed() {
+            feed.forget_machine(&link.name);
+        }
         // The reason first: a call that finds no link quotes it.
         lock(&self.last_seen).insert(
             link.name.clone(),
@@ -559,5 +597,9 @@ impl GuiService for RemoteGui {
 
     async fn human_action(&self, request: HumanActionRequest) -> GuiResult<ActionOutput> {
         parse(self.call(Call::HumanAction(request), ACTION_LIMIT).await?.0)
+    }
+
+    async fn person_command(&self, command: PersonCommand) -> GuiResult<PersonState> {
+        parse(self.call(Call::Person { command }, OBSERVE_LIMIT).await?.0)
     }
 }

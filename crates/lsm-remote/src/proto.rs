@@ -2,6 +2,7 @@
 //! replies; images travel beside a reply as one binary frame: a header (magic, request id,
 //! SHA-256 of the payload) and the encoded image, checked on receipt.
 
+use lsm_core::person::{FeedEvent, PersonCommand};
 use lsm_core::{
     ActionRequest, EncodedImage, FrameRequest, GuiError, GuiResult, HumanActionRequest, ImageFormat,
     StateRequest,
@@ -11,7 +12,9 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 /// Bumped when a message changes incompatibly; the controller refuses other versions.
-pub const PROTOCOL: u32 = 1;
+/// 2: the worker's activity feed (`ToController::Event`) and the Desktop page's take-over and
+/// approval commands (`Call::Person`).
+pub const PROTOCOL: u32 = 2;
 
 /// The worker's name in the WebSocket upgrade request; its token goes in `Authorization:
 /// Bearer`. The controller checks both before the upgrade, so nobody unauthenticated ever gets
@@ -60,6 +63,9 @@ pub enum ToController {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         image: Option<ImageMeta>,
     },
+    /// The worker's activity: a call on its desktop, or its take-over and approval state
+    /// (docs/web-ui.md), for the controller's Desktop page.
+    Event { event: Box<FeedEvent> },
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -79,6 +85,11 @@ pub enum Call {
     Action(ActionRequest),
     Frame(FrameRequest),
     HumanAction(HumanActionRequest),
+    /// A take-over or approval command from the Desktop page (a field of its own: the command
+    /// carries an `op` too).
+    Person {
+        command: PersonCommand,
+    },
 }
 
 impl Call {
@@ -89,6 +100,7 @@ impl Call {
             Call::Action(_) => "gui_action",
             Call::Frame(_) => "gui_frame",
             Call::HumanAction(_) => "gui_human_action",
+            Call::Person { .. } => "gui_person",
         }
     }
 }
@@ -160,6 +172,30 @@ mod tests {
         assert_eq!(id, 42);
         assert_eq!(payload.unwrap_err().code, lsm_core::ErrorCode::BackendError);
         assert!(decode_image(b"short").is_err());
+    }
+
+    #[test]
+    fn a_person_command_crosses_the_link() {
+        let call = ToWorker::Request {
+            id: 3,
+            call: Call::Person {
+                command: PersonCommand::TakeOver {
+                    window_id: None,
+                    idle_release_s: Some(9),
+                },
+            },
+        };
+        let text = serde_json::to_string(&call).expect("serialises");
+        let back: ToWorker = serde_json::from_str(&text).expect(&text);
+        assert!(matches!(
+            back,
+            ToWorker::Request {
+                call: Call::Person {
+                    command: PersonCommand::TakeOver { .. }
+                },
+                ..
+            }
+        ));
     }
 
     #[test]

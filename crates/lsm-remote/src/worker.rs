@@ -6,6 +6,7 @@ use crate::controller::{ws_config, Io};
 use crate::liveness::{Heard, Watched, PING_EVERY, SEND_LIMIT};
 use crate::proto::{self, Call, Hello, ImageMeta, ToController, ToWorker, PROTOCOL, WORKER_HEADER};
 use futures_util::{SinkExt, StreamExt};
+use lsm_core::person::FeedEvent;
 use lsm_core::{EncodedImage, GuiError, GuiService};
 use rand::Rng;
 use serde_json::Value;
@@ -307,6 +308,42 @@ async fn session(
         }
         let _ = writer_done.send(());
     });
+    // This desktop's activity and take-over state go to the controller's Desktop page as they
+    // happen (its state first, so a page there shows it at once).
+    if let Some(feed) = config.gui.feed() {
+        let out = out.clone();
+        let (_, mut events) = feed.subscribe();
+        let first = config
+            .gui
+            .person_command(lsm_core::person::PersonCommand::Status)
+            .await
+            .ok();
+        tasks.spawn(async move {
+            let send = |event: FeedEvent| {
+                serde_json::to_string(&ToController::Event {
+                    event: Box::new(event),
+                })
+                .map(|text| out.send(Message::text(text)).is_ok())
+                .unwrap_or(true)
+            };
+            if let Some(state) = first {
+                if !send(FeedEvent::Person(state)) {
+                    return;
+                }
+            }
+            loop {
+                match events.recv().await {
+                    Ok(event) => {
+                        if !send((*event).clone()) {
+                            return;
+                        }
+                    }
+                    Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => continue,
+                    Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
+                }
+            }
+        });
+    }
     let reason = loop {
         while tasks.try_join_next().is_some() {}
         // Calls run in tasks of their own: this loop keeps reading (and the writer pinging)
@@ -396,6 +433,7 @@ async fn execute(gui: &dyn GuiService, call: Call) -> (Result<Value, GuiError>, 
             Err(e) => (Err(e), None),
         },
         Call::HumanAction(request) => (gui.human_action(request).await.and_then(|o| value(&o)), None),
+        Call::Person { command } => (gui.person_command(command).await.and_then(|o| value(&o)), None),
     }
 }
 

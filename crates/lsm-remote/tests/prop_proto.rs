@@ -250,7 +250,9 @@ fn regression_numbers_cross_the_link_unchanged() {
     let text =
         br#"{"type":"reply","id":0,"ok":[6.056766215128194e+122, 0.6428571428571429, 1.0000000000000002]}"#;
     round_trip::<ToController>(text).expect("the same numbers");
-    let ToController::Reply { ok, .. } = serde_json::from_slice(text).expect("a reply");
+    let Ok(ToController::Reply { ok, .. }) = serde_json::from_slice(text) else {
+        panic!("a reply")
+    };
     assert_eq!(
         ok,
         Some(json!([
@@ -505,12 +507,14 @@ fn link_worker_side() {
                         break;
                     }
                 }
-                // Whatever comes back within a moment: replies to what was asked, nothing else.
+                // Whatever comes back within a moment: replies to what was asked, and the
+                // worker's own activity feed (docs/web-ui.md), nothing else.
                 let deadline = tokio::time::Instant::now() + Duration::from_millis(300);
                 while let Ok(Some(next)) = tokio::time::timeout_at(deadline, ws.next()).await {
                     match next {
                         Ok(Message::Text(t)) => match serde_json::from_str::<ToController>(t.as_str()) {
                             Ok(ToController::Reply { id, .. }) if asked.contains(&id) => {}
+                            Ok(ToController::Event { .. }) => {}
                             other => return Err(format!("the worker sent {other:?}")),
                         },
                         Ok(Message::Binary(b)) => {

@@ -1,6 +1,7 @@
 //! Name -> `GuiService`: this machine ("local") and the remote workers enrolled with this
 //! controller. Every face (MCP, web UI) resolves the `machine` argument here.
 
+use lsm_core::person::Feed;
 use lsm_core::{BackendInfo, ErrorCode, GuiError, GuiResult, GuiService, ListOutput};
 use lsm_remote::Controller;
 use serde::Serialize;
@@ -53,6 +54,8 @@ pub fn no_desktop(machine: &str, why: &GuiError) -> ListOutput {
 
 pub struct Machines {
     local: Arc<dyn GuiService>,
+    /// Every machine's activity and take-over state, for the web UI.
+    feed: Arc<Feed>,
     remote: Option<Arc<Controller>>,
     /// Recent answers of the desktop probes of `gui_list`, by machine: with many machines,
     /// back-to-back listings ask each desktop once per [`PROBE_FRESH`], not once per call.
@@ -66,15 +69,27 @@ impl Machines {
     pub fn new(local: Arc<dyn GuiService>) -> Self {
         Self {
             local,
+            feed: Arc::new(Feed::new()),
             remote: None,
             probes: Default::default(),
         }
+    }
+
+    /// Reports on `feed` (the one this process's services publish to).
+    pub fn with_feed(mut self, feed: Arc<Feed>) -> Self {
+        self.feed = feed;
+        self
+    }
+
+    pub fn feed(&self) -> &Arc<Feed> {
+        &self.feed
     }
 
     /// This machine plus the workers that connect to `controller`.
     pub fn with_remote(local: Arc<dyn GuiService>, controller: Arc<Controller>) -> Self {
         Self {
             local,
+            feed: Arc::new(Feed::new()),
             remote: Some(controller),
             probes: Default::default(),
         }

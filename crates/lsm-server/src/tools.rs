@@ -163,14 +163,13 @@ pub fn all() -> Vec<Tool> {
         ),
         Tool::new(
             GUI_ACTION,
-            "Act on the window observed by gui_state. Prefer element_id (activated through the accessibility API); \
-             use window-relative x/y only where no element fits. The state_id is consumed; coordinate actions \
-             are refused if the window moved or resized since the observation, and every action with \
-             WINDOW_BLOCKED while a modal dialog blocks the window (act on the dialog it names). Afterwards it \
-             waits until the window settles and answers with each action's effect (confirmed / no_change / \
-             unverifiable), what changed (elements by their stable ids, windows opened or closed, focus) and a new \
-             state_id: pass it to the next gui_action; call gui_state to start, to re-sync, for a screenshot or \
-             for another window.",
+            "Act on the window observed by gui_state. Prefer element_id (accessibility API); use \
+             window-relative x/y only where no element fits. The state_id is consumed; coordinate actions \
+             are refused if the window moved or resized since, and every action with WINDOW_BLOCKED while a \
+             modal dialog blocks the window (act on the dialog named). Then it waits for the window to \
+             settle and answers with each action's effect (confirmed / no_change / unverifiable), what \
+             changed (elements by stable id, windows opened/closed, focus) and a new state_id: pass it to \
+             the next gui_action; call gui_state to start, re-sync, or for a screenshot or another window.",
             schema::input::<ActionArgs>(),
         )
         .with_raw_output_schema(schema::output::<ActionOutput>())

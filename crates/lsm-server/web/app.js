@@ -57,6 +57,7 @@ function status(text, kind) {
 // ------------------------------------------------------------------ login
 function showLogin(message) {
   stopPolling();
+  if (typeof personStop === "function") personStop();
   $("desk").hidden = true;
   $("picker").hidden = true;
   $("login").hidden = false;
@@ -79,6 +80,7 @@ async function start() {
   $("login").hidden = true;
   $("desk").hidden = false;
   $("picker").hidden = false;
+  if (typeof personStart === "function") personStart(); // person.js: the feed, take-over, approvals
   await loadMachines();
 }
 
@@ -148,7 +150,9 @@ async function loadWindows() {
   for (const w of list.windows || []) {
     const o = document.createElement("option");
     o.value = w.window_id;
-    o.textContent = `${w.title || "(untitled)"} — ${w.app}${w.minimized ? " (minimized)" : ""}`;
+    // The machine's policy for the model (docs/policy.md), when it is not `allow`.
+    const policy = w.policy ? ` [model: ${w.policy}]` : "";
+    o.textContent = `${w.title || "(untitled)"} — ${w.app}${w.minimized ? " (minimized)" : ""}${policy}`;
     sel.appendChild(o);
   }
   if (keep && (list.windows || []).some((w) => w.window_id === keep)) sel.value = keep;
@@ -158,6 +162,7 @@ async function loadWindows() {
 function pickWindow(id) {
   if (id === st.windowId && st.timer) return;
   st.windowId = id;
+  if (typeof personShow === "function") personShow();
   st.gen++;
   st.frame = null;
   st.unchanged = 0;

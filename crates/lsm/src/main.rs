@@ -250,6 +250,8 @@ struct WorkerArgs {
     audit: AuditArgs,
     #[command(flatten)]
     policy: PolicyArgs,
+    #[command(flatten)]
+    person: PersonArgs,
 }
 
 #[derive(clap::Args)]
@@ -273,6 +275,8 @@ struct ServeArgs {
     audit: AuditArgs,
     #[command(flatten)]
     policy: PolicyArgs,
+    #[command(flatten)]
+    person: PersonArgs,
     /// Serve the web UI (Desktop page) here [default: 127.0.0.1:7710; when that port is taken,
     /// lsm goes on without it]; port 0 picks a free one; `off` disables it.
     #[arg(long, value_name = "ADDR|off", env = "LSM_WEB")]
@@ -459,10 +463,15 @@ async fn serve(args: ServeArgs) -> std::io::Result<()> {
     if let Some(log) = args.audit.open(args.state.state_dir.as_deref()) {
         local = local.with_audit(log);
     }
+    // One feed for the process: the Desktop page shows every machine's activity from it.
+    let feed = Arc::new(lsm_core::person::Feed::new());
+    let local = local.with_person(args.person.config(), feed.clone());
     let local = Arc::new(local.with_policy(args.policy.open(args.state.state_dir.as_deref())?));
     let machines = match args.worker_listen {
         Some(addr) => {
             let controller = lsm_remote::Controller::new(args.state.open()?);
+            // The workers' activity and take-over state reach the Desktop page's feed.
+            controller.set_feed(feed.clone());
             // Bind errors surface at once; the listener then runs beside MCP.
             let listener = tokio::spawn(controller.clone().serve(addr));
             tokio::time::sleep(Duration::from_millis(50)).await;
@@ -474,9 +483,9 @@ async fn serve(args: ServeArgs) -> std::io::Result<()> {
                     ))),
                 };
             }
-            Arc::new(Machines::with_remote(local, controller))
+            Arc::new(Machines::with_remote(local, controller).with_feed(feed))
         }
-        None => Arc::new(Machines::new(local)),
+        None => Arc::new(Machines::new(local).with_feed(feed)),
     };
     let web_options = lsm_server::web::WebOptions {
         web: args.web.clone(),
@@ -594,6 +603,8 @@ async fn worker(args: WorkerArgs) -> std::io::Result<()> {
     if let Some(log) = args.audit.open(args.state.state_dir.as_deref()) {
         gui = gui.with_audit(log);
     }
+    // Take-over and approvals are enforced here, for this desktop.
+    let gui = gui.with_person(args.person.config(), Arc::new(lsm_core::person::Feed::new()));
     // The worker holds the controller's calls to its own policy; no message changes it.
     let gui = Arc::new(gui.with_policy(args.policy.open(args.state.state_dir.as_deref())?));
     let config = lsm_remote::WorkerConfig {
@@ -607,6 +618,28 @@ async fn worker(args: WorkerArgs) -> std::io::Result<()> {
     tokio::select! {
         r = lsm_remote::worker::run(config) => r,
         _ = tokio::signal::ctrl_c() => Ok(()),
+    }
+}
+
+// ---------------------------------------------------------------- a person in charge (docs/web-ui.md)
+
+#[derive(clap::Args)]
+struct PersonArgs {
+    /// How long a model's gui_action waits for a person's approval on the Desktop page (an
+    /// `ask` window, or "approve everything") before it is refused with APPROVAL_REQUIRED.
+    #[arg(long, value_name = "SECS", default_value_t = 60, env = "LSM_APPROVAL_TIMEOUT")]
+    approval_timeout: u64,
+    /// A take-over ends by itself after this many seconds without the person's input.
+    #[arg(long, value_name = "SECS", default_value_t = 300, env = "LSM_TAKE_OVER_IDLE")]
+    take_over_idle: u64,
+}
+
+impl PersonArgs {
+    fn config(&self) -> lsm_core::person::PersonConfig {
+        lsm_core::person::PersonConfig {
+            approval_timeout: Duration::from_secs(self.approval_timeout.max(1)),
+            idle_release: Duration::from_secs(self.take_over_idle.max(1)),
+        }
     }
 }
 

@@ -18,14 +18,32 @@ pub enum Intent {
 /// Whether the model may do `intent` with `window` under `policy`: Ok, or the refusal naming
 /// the rule (nothing has been sent when it is refused).
 pub fn enforce(policy: &Policy, window: &WindowInfo, intent: Intent) -> GuiResult<()> {
+    enforce_approved(policy, window, intent, false)
+}
+
+/// As [`enforce`], for a call a person has `approved` (an `ask` window then takes its input).
+pub fn enforce_approved(
+    policy: &Policy,
+    window: &WindowInfo,
+    intent: Intent,
+    approved: bool,
+) -> GuiResult<()> {
     let decision = policy.decide(window);
     match (decision.access, intent) {
         (Access::Allow, _) | (Access::ObserveOnly | Access::Ask, Intent::Observe) => Ok(()),
+        (Access::Ask, Intent::Act) if approved => Ok(()),
         (Access::Ask, Intent::Act) => ask_approval(policy, window, decision),
         (Access::Deny, _) | (Access::ObserveOnly, Intent::Act) => {
             Err(refusal(policy, window, decision, intent))
         }
     }
+}
+
+/// Why `window` needs a person's approval for the model's input (the rule, or the default),
+/// or None when the policy does not ask for it.
+pub fn ask_reason(policy: &Policy, window: &WindowInfo) -> Option<String> {
+    let decision = policy.decide(window);
+    (decision.access == Access::Ask).then(|| format!("policy: {}", decided_by(policy, decision)))
 }
 
 /// Who decided, for a person: the rule, or the default.
@@ -72,14 +90,14 @@ fn refusal(policy: &Policy, window: &WindowInfo, decision: Decision<'_>, intent:
     GuiError::new(ErrorCode::PolicyDenied, message).with_details(details(policy, decision))
 }
 
-/// An `ask` window's action waits for a person's approval. No face offers approval yet, so it
-/// is refused with its own code; the approval flow plugs in here.
+/// An `ask` window's action that was not approved (the window became an `ask` one during the
+/// call, say): refused with its own code; `gui_action` asks the person before it begins.
 fn ask_approval(policy: &Policy, window: &WindowInfo, decision: Decision<'_>) -> GuiResult<()> {
     Err(GuiError::new(
         ErrorCode::ApprovalRequired,
         format!(
-            "{} needs a person's approval for every gui_action ({}), and approval is not available yet \
-             on this machine: nothing was sent; gui_state works",
+            "{} needs a person's approval for every gui_action ({}), and this call was not approved for \
+             it: nothing was sent; call gui_state and act again to ask the person",
             describe(window),
             decided_by(policy, decision)
         ),
@@ -142,11 +160,7 @@ access = "ask"
         assert!(enforce(&p, &pay, Intent::Observe).is_ok());
         let e = enforce(&p, &pay, Intent::Act).unwrap_err();
         assert_eq!(e.code, ErrorCode::ApprovalRequired);
-        assert!(
-            e.message.contains("approval is not available yet"),
-            "{}",
-            e.message
-        );
+        assert!(e.message.contains("this call was not approved"), "{}", e.message);
     }
 
     #[test]

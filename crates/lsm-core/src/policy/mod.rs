@@ -7,7 +7,7 @@ pub mod file;
 pub mod live;
 pub mod rules;
 
-pub use enforce::{enforce, Intent};
+pub use enforce::{ask_reason, enforce, enforce_approved, Intent};
 pub use file::{flag_rules, parse, FILE_NAME};
 pub use live::{default_path, LivePolicy};
 pub use rules::{Access, Decision, Pattern, Policy, Rule};

@@ -10,7 +10,7 @@ use serde_json::json;
 
 /// No inline script or style, nothing from elsewhere, no framing (click-jacking), no forms
 /// posted anywhere.
-pub const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' blob:; \
+pub const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' blob: data:; \
                        connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
 pub fn error(status: StatusCode, code: &str, message: impl Into<String>) -> Response {

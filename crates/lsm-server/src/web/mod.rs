@@ -9,6 +9,7 @@
 
 pub mod auth;
 mod errors;
+mod person;
 mod throttle;
 pub mod url_file;
 
@@ -32,6 +33,7 @@ use std::time::Duration;
 const INDEX_HTML: &str = include_str!("../../web/index.html");
 const APP_JS: &str = include_str!("../../web/app.js");
 const APP_CSS: &str = include_str!("../../web/app.css");
+const PERSON_JS: &str = include_str!("../../web/person.js");
 
 /// Slack over the service's own timeouts before a web request gives up.
 const CALL_TIMEOUT: Duration = Duration::from_secs(20);
@@ -49,7 +51,7 @@ pub struct WebConfig {
     pub public_origin: Option<PublicOrigin>,
 }
 
-struct Web {
+pub(crate) struct Web {
     machines: Arc<Machines>,
     auth: Auth,
     allowed: Allowed,
@@ -152,6 +154,10 @@ fn router(web: Arc<Web>) -> Router {
             get(|| async { asset("text/javascript; charset=utf-8", APP_JS) }),
         )
         .route(
+            "/person.js",
+            get(|| async { asset("text/javascript; charset=utf-8", PERSON_JS) }),
+        )
+        .route(
             "/app.css",
             get(|| async { asset("text/css; charset=utf-8", APP_CSS) }),
         )
@@ -162,6 +168,8 @@ fn router(web: Arc<Web>) -> Router {
         .route("/api/windows", get(windows))
         .route("/api/frame", get(frame))
         .route("/api/action", post(action))
+        .route("/api/events", get(person::events))
+        .route("/api/person", get(person::status).post(person::command))
         .fallback(|| async { error(StatusCode::NOT_FOUND, "NOT_FOUND", "no such page") })
         .layer(axum::middleware::from_fn_with_state(web.clone(), guard))
         .layer(axum::extract::DefaultBodyLimit::max(MAX_BODY))
@@ -179,7 +187,10 @@ fn asset(content_type: &'static str, body: &'static str) -> Response {
         .into_response()
 }
 
-async fn within<T>(what: &str, fut: impl std::future::Future<Output = GuiResult<T>>) -> GuiResult<T> {
+pub(crate) async fn within<T>(
+    what: &str,
+    fut: impl std::future::Future<Output = GuiResult<T>>,
+) -> GuiResult<T> {
     tokio::time::timeout(CALL_TIMEOUT, fut)
         .await
         .unwrap_or_else(|_| Err(GuiError::timeout(what)))
@@ -251,13 +262,13 @@ fn refusal(web: &Web, req: &Request) -> Option<Response> {
     None
 }
 
-fn parse_body(body: &Bytes) -> Option<Value> {
+pub(crate) fn parse_body(body: &Bytes) -> Option<Value> {
     serde_json::from_slice::<Value>(body)
         .ok()
         .filter(Value::is_object)
 }
 
-fn bad_body() -> Response {
+pub(crate) fn bad_body() -> Response {
     error(
         StatusCode::BAD_REQUEST,
         "INVALID_ARGUMENT",
@@ -401,7 +412,7 @@ async fn machines(State(web): State<Arc<Web>>) -> Response {
         .into_response()
 }
 
-fn machine_param(q: &HashMap<String, String>) -> Option<&str> {
+pub(crate) fn machine_param(q: &HashMap<String, String>) -> Option<&str> {
     q.get("machine").map(String::as_str).filter(|m| !m.is_empty())
 }
 
