@@ -268,6 +268,13 @@ fn dim16(v: u32, what: &str) -> GuiResult<u16> {
     u16::try_from(v).map_err(|_| GuiError::backend(format!("{what}: image dimension {v} exceeds 65535")))
 }
 
+/// A frame's identity: its pixels and what shaped the image (geometry, format, size).
+pub(crate) fn frame_etag(image: &RgbaImage, salt: &str) -> String {
+    let pixels = xxhash_rust::xxh3::xxh3_64(&image.data);
+    let shape = xxhash_rust::xxh3::xxh3_64(salt.as_bytes());
+    format!("{pixels:016x}{shape:08x}", shape = shape as u32)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -6,7 +6,7 @@ use crate::audit::{self, AuditLog, Face};
 use crate::backend::{BackendAction, BackendConnector, Check, DesktopBackend, Target};
 use crate::error::{ErrorCode, GuiError, GuiResult};
 use crate::ids::ElementIds;
-use crate::image::{ImageFormat, RgbaImage};
+use crate::image::ImageFormat;
 use crate::limits::Limits;
 use crate::model::Query;
 use crate::model::{ObserveRequest, WindowInfo};
@@ -327,30 +327,6 @@ pub(crate) async fn bounded<T>(
         .unwrap_or_else(|_| Err(GuiError::timeout(what)))
 }
 
-/// Says what a space other than plain logical pixels is.
-fn space_note(space: &Space, window: &WindowInfo, cap: u32, display_scale: Option<f64>) -> Option<String> {
-    let mut parts = Vec::new();
-    if !space.is_identity() {
-        parts.push(format!(
-            "the window is {}x{} logical px, more than the {cap} px image cap: this observation is scaled by {:.4} \
-             to {}x{}; element bounds, screenshot pixels and gui_action x/y for this state_id are all in this \
-             scaled space (lsm converts), use them as they are",
-            window.bounds.width,
-            window.bounds.height,
-            space.scale(),
-            space.width,
-            space.height
-        ));
-    }
-    if let Some(ds) = display_scale {
-        parts.push(format!(
-            "the display has {ds} physical px per logical px; the screenshot was resampled so that one image pixel \
-             is one unit of this space"
-        ));
-    }
-    (!parts.is_empty()).then(|| parts.join("; "))
-}
-
 /// An observation before its `state_id` is issued.
 pub(crate) struct Looked {
     pub out: StateOutput,
@@ -505,7 +481,7 @@ impl LocalGui {
             None => (None, None),
         };
         let mut coordinate_space = CoordinateSpace::of(&space, snap.scale);
-        coordinate_space.note = space_note(
+        coordinate_space.note = crate::space::space_note(
             &space,
             &window,
             self.limits.max_image_edge,
@@ -626,7 +602,7 @@ impl GuiService for LocalGui {
         let etag = {
             let pixels = pixels.clone();
             let salt = format!("{b:?}|{}|{quality}|{max_edge}", format.name());
-            tokio::task::spawn_blocking(move || frame_etag(&pixels, &salt))
+            tokio::task::spawn_blocking(move || crate::image::frame_etag(&pixels, &salt))
                 .await
                 .map_err(|e| GuiError::backend(format!("hashing the frame failed: {e}")))?
         };
@@ -837,13 +813,6 @@ impl Caller {
             Caller::Human => "take a new frame",
         }
     }
-}
-
-/// A frame's identity: its pixels and what shaped the image (geometry, format, size).
-fn frame_etag(image: &RgbaImage, salt: &str) -> String {
-    let pixels = xxhash_rust::xxh3::xxh3_64(&image.data);
-    let shape = xxhash_rust::xxh3::xxh3_64(salt.as_bytes());
-    format!("{pixels:016x}{shape:08x}", shape = shape as u32)
 }
 
 impl LocalGui {
