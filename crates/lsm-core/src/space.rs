@@ -148,6 +148,35 @@ fn scale_rect(r: Rect, sx: f64, sy: f64) -> Rect {
     )
 }
 
+/// Says what a space other than plain logical pixels is.
+pub(crate) fn space_note(
+    space: &Space,
+    window: &crate::model::WindowInfo,
+    cap: u32,
+    display_scale: Option<f64>,
+) -> Option<String> {
+    let mut parts = Vec::new();
+    if !space.is_identity() {
+        parts.push(format!(
+            "the window is {}x{} logical px, more than the {cap} px image cap: this observation is scaled by {:.4} \
+             to {}x{}; element bounds, screenshot pixels and gui_action x/y for this state_id are all in this \
+             scaled space (lsm converts), use them as they are",
+            window.bounds.width,
+            window.bounds.height,
+            space.scale(),
+            space.width,
+            space.height
+        ));
+    }
+    if let Some(ds) = display_scale {
+        parts.push(format!(
+            "the display has {ds} physical px per logical px; the screenshot was resampled so that one image pixel \
+             is one unit of this space"
+        ));
+    }
+    (!parts.is_empty()).then(|| parts.join("; "))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -249,33 +278,4 @@ mod tests {
             Rect::new(15, 30, 45, 60)
         );
     }
-}
-
-/// Says what a space other than plain logical pixels is.
-pub(crate) fn space_note(
-    space: &Space,
-    window: &crate::model::WindowInfo,
-    cap: u32,
-    display_scale: Option<f64>,
-) -> Option<String> {
-    let mut parts = Vec::new();
-    if !space.is_identity() {
-        parts.push(format!(
-            "the window is {}x{} logical px, more than the {cap} px image cap: this observation is scaled by {:.4} \
-             to {}x{}; element bounds, screenshot pixels and gui_action x/y for this state_id are all in this \
-             scaled space (lsm converts), use them as they are",
-            window.bounds.width,
-            window.bounds.height,
-            space.scale(),
-            space.width,
-            space.height
-        ));
-    }
-    if let Some(ds) = display_scale {
-        parts.push(format!(
-            "the display has {ds} physical px per logical px; the screenshot was resampled so that one image pixel \
-             is one unit of this space"
-        ));
-    }
-    (!parts.is_empty()).then(|| parts.join("; "))
 }
