@@ -3,7 +3,7 @@
 //! pushes to the Desktop page. One feed per process: a controller's carries its workers' events
 //! too. The audit log stays the durable record; the feed keeps only the most recent calls.
 
-use super::PersonState;
+use super::state::PersonState;
 use serde::{Deserialize, Serialize};
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};

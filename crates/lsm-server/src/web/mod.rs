@@ -10,6 +10,7 @@
 pub mod auth;
 mod errors;
 mod person;
+mod request;
 mod throttle;
 pub mod url_file;
 
@@ -24,6 +25,7 @@ use axum::routing::{get, post};
 use axum::{Extension, Json, Router};
 use errors::{error, gui_error};
 use lsm_core::{FrameRequest, GuiError, GuiResult, HumanActionRequest, ImageFormat, Rect};
+use request::{bad_body, machine_param, parse_body, within, Web};
 use serde_json::{json, Value};
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -35,8 +37,6 @@ const APP_JS: &str = include_str!("../../web/app.js");
 const APP_CSS: &str = include_str!("../../web/app.css");
 const PERSON_JS: &str = include_str!("../../web/person.js");
 
-/// Slack over the service's own timeouts before a web request gives up.
-const CALL_TIMEOUT: Duration = Duration::from_secs(20);
 /// A machine that does not answer its window list within this is shown as not answering.
 const LIST_TIMEOUT: Duration = Duration::from_secs(5);
 /// Largest request body (an action list).
@@ -49,16 +49,6 @@ pub struct WebConfig {
     /// Where a given secret came from (said after a wrong one).
     pub secret_source: SecretSource,
     pub public_origin: Option<PublicOrigin>,
-}
-
-pub(crate) struct Web {
-    machines: Arc<Machines>,
-    auth: Auth,
-    allowed: Allowed,
-    /// Behind a reverse proxy: login throttling tells clients apart by their forwarded address.
-    behind_proxy: bool,
-    /// Where the secret is, said after a wrong one.
-    secret_hint: String,
 }
 
 /// A bound, not yet serving web UI.
@@ -187,15 +177,6 @@ fn asset(content_type: &'static str, body: &'static str) -> Response {
         .into_response()
 }
 
-pub(crate) async fn within<T>(
-    what: &str,
-    fut: impl std::future::Future<Output = GuiResult<T>>,
-) -> GuiResult<T> {
-    tokio::time::timeout(CALL_TIMEOUT, fut)
-        .await
-        .unwrap_or_else(|_| Err(GuiError::timeout(what)))
-}
-
 fn session_token(headers: &HeaderMap) -> Option<&str> {
     let cookies = headers.get(header::COOKIE)?.to_str().ok()?;
     auth::cookie_value(cookies, auth::COOKIE)
@@ -260,20 +241,6 @@ fn refusal(web: &Web, req: &Request) -> Option<Response> {
         }
     }
     None
-}
-
-pub(crate) fn parse_body(body: &Bytes) -> Option<Value> {
-    serde_json::from_slice::<Value>(body)
-        .ok()
-        .filter(Value::is_object)
-}
-
-pub(crate) fn bad_body() -> Response {
-    error(
-        StatusCode::BAD_REQUEST,
-        "INVALID_ARGUMENT",
-        "the body must be a JSON object",
-    )
 }
 
 /// The cookie path: the proxy's prefix when it names one, else the root.
@@ -410,10 +377,6 @@ async fn machines(State(web): State<Arc<Web>>) -> Response {
         Json(json!({"machines": out})),
     )
         .into_response()
-}
-
-pub(crate) fn machine_param(q: &HashMap<String, String>) -> Option<&str> {
-    q.get("machine").map(String::as_str).filter(|m| !m.is_empty())
 }
 
 async fn windows(State(web): State<Arc<Web>>, Query(q): Query<HashMap<String, String>>) -> Response {

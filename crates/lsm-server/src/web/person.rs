@@ -4,7 +4,7 @@
 //! the worker link).
 
 use super::errors::{error, gui_error};
-use super::{machine_param, parse_body, within, Web};
+use super::request::{bad_body, machine_param, parse_body, within, Web};
 use axum::body::Bytes;
 use axum::extract::{Query, State};
 use axum::http::{header, StatusCode};
@@ -72,7 +72,7 @@ pub(super) async fn status(
 /// A take-over or approval command: `{"machine", "op", ...}` (see `PersonCommand`).
 pub(super) async fn command(State(web): State<Arc<Web>>, body: Bytes) -> Response {
     let Some(mut body) = parse_body(&body) else {
-        return super::bad_body();
+        return bad_body();
     };
     let machine = body
         .as_object_mut()
