@@ -294,6 +294,20 @@ pub(crate) struct Basics {
     pub(crate) child_count: i32,
 }
 
+impl Basics {
+    /// Only the states known (an object dropped before the rest was read).
+    pub(crate) fn unknown(states: Vec<String>) -> Basics {
+        Basics {
+            role: "unknown".into(),
+            states,
+            interfaces: Vec::new(),
+            name: String::new(),
+            description: String::new(),
+            child_count: 0,
+        }
+    }
+}
+
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(crate) enum TextMode {
     /// `GetText(0, -1)`: all of it in one call (GTK 3; GTK 4.8 answers "" to it).
