@@ -6,7 +6,7 @@ and zenity (GTK 3), gnome-text-editor and GNOME Font Viewer (GTK 4), lxtask (GTK
 FeatherPad and SpeedCrunch (Qt 5), Qt's spinboxes example (Qt 5), KCalc (KDE Frameworks: also
 its KConfigDialog) and Wine's notepad (Win32, through lsm.exe under Wine), plus gpicview (GTK 2:
 its pixels-only rotate button; the e2e suite uses it too, so it is not counted among the new
-ones). Each `gui_action` result's
+ones; a galculator row found a lost first click, now also an e2e test). Each `gui_action` result's
 `effect` (`confirmed` / `no_change` / `unverifiable`, or an error) is compared with what
 happened, read outside lsm and never from lsm's answers: AT-SPI read back in a separate process
 (tests/lib/atspi_probe.py), the files an application wrote (a document saved by ctrl+s, a

@@ -324,3 +324,44 @@ def test_qt_depth_counts_what_the_model_sees(ensure_app, lsm_stdio):
     assert cut["truncated"] and "max_depth (2)" in cut["truncated_reason"], cut.get("truncated_reason")
     assert "below" in cut["truncated_reason"], cut["truncated_reason"]
     assert st["elements"]
+
+
+def test_gtk3_first_click_at_a_point_of_a_window_mapped_under_the_pointer(lsm_stdio, probe, bed_env, tmp_path):
+    """galculator (GTK 3) mapped under the pointer: the first click at a key's point must land.
+    A press sent in the same instant as the pointer's first arrival over the key was dropped
+    (every time on a fresh desktop); the pointer now arrives before it presses."""
+    s = lsm_stdio
+    home = tmp_path / "home"
+    home.mkdir()
+    env = dict(bed_env, HOME=str(home), XDG_CONFIG_HOME=str(home / ".config"))
+    width, height = (int(v) for v in subprocess.run(
+        ["xdotool", "getdisplaygeometry"], env=env, capture_output=True, text=True, timeout=10).stdout.split())
+    subprocess.run(["xdotool", "mousemove", str(width // 2), str(height // 2)], env=env, check=True, timeout=10)
+    app = subprocess.Popen(["galculator"], env=env, cwd=home, stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        win = wait_for(lambda: next((w for w in windows(s) if w.get("pid") == app.pid), None), timeout=20,
+                       what="galculator in gui_list")
+        # The scenario: the window was mapped where the pointer is.
+        ids = subprocess.run(["xdotool", "search", "--pid", str(app.pid)], env=env, capture_output=True,
+                             text=True, timeout=10).stdout.split()
+        under = subprocess.run(["xdotool", "getmouselocation", "--shell"], env=env, capture_output=True,
+                               text=True, timeout=10).stdout
+        pointer_window = next((ln.split("=")[1] for ln in under.splitlines() if ln.startswith("WINDOW=")), "")
+        assert pointer_window in ids, f"galculator was not mapped under the pointer: {under} not in {ids}"
+
+        def display() -> str:
+            nodes = probe(pid=app.pid, flat=True, extents=False) or []
+            return next((n.get("text") or "" for n in nodes if n["role"] == "text"), "").strip()
+
+        st = observe(s, win, screenshot=False, max_depth=20)
+        keys = {e.get("name"): e for e in st["elements"] if e["role"] == "toggle_button"}
+        r = act(s, st, [{"type": "click", "element_id": keys["7"]["id"]}])
+        wait_for(lambda: display() == "7", timeout=5, what='"7" on the display')
+        x, y = center(keys["9"])
+        st = observe(s, win, screenshot=False, max_depth=20)
+        r = act(s, st, [{"type": "click", "x": x, "y": y}])
+        assert wait_for(lambda: display() == "79", timeout=5, what='"79" on the display'), display()
+        assert r["results"][0]["effect"] == "confirmed", r["results"]
+    finally:
+        os.killpg(app.pid, 9)

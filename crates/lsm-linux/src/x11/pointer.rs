@@ -48,6 +48,14 @@ impl X11 {
         self.fake(MOTION, 0, x, y)
     }
 
+    /// Moves to `p` and gives the application `POINTER_ARRIVE` to see it there before a press.
+    fn arrive_at(&self, p: Point) -> GuiResult<()> {
+        self.move_to(p)?;
+        self.conn.flush().map_err(conn_err)?;
+        std::thread::sleep(POINTER_ARRIVE);
+        Ok(())
+    }
+
     fn button(&self, button: u8, press: bool) -> GuiResult<()> {
         if press {
             *self.last_press.lock().unwrap_or_else(|p| p.into_inner()) = Some(Instant::now());
@@ -86,7 +94,7 @@ impl X11 {
         if count > 1 {
             self.wait_multi_click_quiet();
         }
-        self.move_to(p)?;
+        self.arrive_at(p)?;
         let b = button_number(button);
         for i in 0..count {
             if i > 0 {
@@ -104,7 +112,7 @@ impl X11 {
     pub fn button_down(&self, p: Point, button: MouseButton) -> GuiResult<()> {
         self.require_xtest()?;
         self.pump();
-        self.move_to(p)?;
+        self.arrive_at(p)?;
         self.button(button_number(button), true)?;
         self.sync()
     }
@@ -125,7 +133,7 @@ impl X11 {
         self.pump();
         let _g = self.lock_input();
         let b = button_number(button);
-        self.move_to(from)?;
+        self.arrive_at(from)?;
         self.button(b, true)?;
         let result = self.drag_steps(from, to);
         // Always release, even if a step failed, so no button stays held.
@@ -158,7 +166,7 @@ impl X11 {
         }
         self.pump();
         let _g = self.lock_input();
-        self.move_to(at)?;
+        self.arrive_at(at)?;
         let plan = [(delta_y, 4u8, 5u8), (delta_x, 6, 7)];
         for (delta, neg, pos) in plan {
             let b = if delta < 0 { neg } else { pos };
