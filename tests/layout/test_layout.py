@@ -26,6 +26,11 @@ def make_crate(tmp_path: Path, name: str, files: dict[str, str]) -> Path:
     return crate
 
 
+def check(tmp_path: Path, files: dict[str, str], name: str = "demo") -> subprocess.CompletedProcess:
+    """The checker's verdict on a made-up crate of these files."""
+    return run(str(make_crate(tmp_path, name, files)))
+
+
 def test_workspace_has_no_new_cycles_and_a_clean_atspi_half():
     r = run("--workspace")
     assert r.returncode == 0, r.stdout + r.stderr
@@ -42,24 +47,21 @@ def test_lsm_linux_has_the_four_parts():
 
 
 def test_a_two_file_cycle_fails(tmp_path):
-    crate = make_crate(
+    r = check(
         tmp_path,
-        "demo",
         {
             "lib.rs": "mod a;\nmod b;\n",
             "a.rs": "use crate::b::Bee;\npub struct Ay(Bee);\n",
             "b.rs": "pub struct Bee;\npub fn f() -> usize { std::mem::size_of::<crate::a::Ay>() }\n",
         },
     )
-    r = run(str(crate))
     assert r.returncode == 1
     assert "cycle among 2 files [a.rs, b.rs]" in r.stdout, r.stdout
 
 
 def test_a_three_file_cycle_fails(tmp_path):
-    crate = make_crate(
+    r = check(
         tmp_path,
-        "demo",
         {
             "lib.rs": "mod a;\nmod b;\nmod c;\n",
             "a.rs": "pub fn a() { crate::b::b() }\n",
@@ -67,15 +69,13 @@ def test_a_three_file_cycle_fails(tmp_path):
             "c.rs": "use crate::a::a;\npub fn c() { a() }\n",
         },
     )
-    r = run(str(crate))
     assert r.returncode == 1
     assert "cycle among 3 files [a.rs, b.rs, c.rs]" in r.stdout, r.stdout
 
 
 def test_a_cycle_through_a_facade_names_the_defining_files(tmp_path):
-    crate = make_crate(
+    r = check(
         tmp_path,
-        "demo",
         {
             "lib.rs": "pub mod x;\nmod z;\n",
             "x/mod.rs": "mod y;\npub use y::Why;\n",
@@ -83,16 +83,14 @@ def test_a_cycle_through_a_facade_names_the_defining_files(tmp_path):
             "z.rs": "pub fn zed() { let _ = super::x::Why; }\n",
         },
     )
-    r = run(str(crate))
     assert r.returncode == 1
     # z uses Why through the facade x/mod.rs, which is followed to x/y.rs
     assert "x/y.rs" in r.stdout and "z.rs" in r.stdout and "x/mod.rs" not in r.stdout.split("]")[0], r.stdout
 
 
 def test_a_parent_facade_and_mod_declarations_are_not_cycles(tmp_path):
-    crate = make_crate(
+    r = check(
         tmp_path,
-        "demo",
         {
             "lib.rs": "pub mod p;\n",
             "p/mod.rs": "//! facade\nmod inner;\nmod user;\npub use inner::*;\n#[cfg(test)]\nmod tests { use super::*; }\n",
@@ -100,50 +98,43 @@ def test_a_parent_facade_and_mod_declarations_are_not_cycles(tmp_path):
             "p/user.rs": "use crate::p::Thing;\nfn u(_: Thing) {}\n",
         },
     )
-    r = run(str(crate))
     assert r.returncode == 0, r.stdout
 
 
 def test_a_child_using_its_defining_parent_that_re_exports_it_is_a_cycle(tmp_path):
-    crate = make_crate(
+    r = check(
         tmp_path,
-        "demo",
         {
             "lib.rs": "mod p;\n",
             "p.rs": "mod c;\npub use c::Cee;\npub struct Pee;\n",
             "p/c.rs": "use super::*;\npub struct Cee(Pee);\n",
         },
     )
-    r = run(str(crate))
     assert r.returncode == 1, r.stdout
     assert "cycle among 2 files" in r.stdout
 
 
 def test_the_atspi_half_may_not_name_a_window_system(tmp_path):
-    crate = make_crate(
+    r = check(
         tmp_path,
-        "lsm-linux",
         {
             "lib.rs": "pub mod atspi;\npub mod x11;\n",
             "atspi/mod.rs": "//! a\npub fn walk() -> u32 { crate::x11::ROOT }\n",
             "x11/mod.rs": "//! x\npub const ROOT: u32 = 1;\n",
-        },
+        }, name="lsm-linux",
     )
-    r = run(str(crate))
     assert r.returncode == 1
     assert "atspi/mod.rs mentions crate::x11" in r.stdout, r.stdout
     assert "atspi/mod.rs uses x11/mod.rs" in r.stdout, r.stdout
 
 
 def test_comments_and_strings_are_not_uses(tmp_path):
-    crate = make_crate(
+    r = check(
         tmp_path,
-        "demo",
         {
             "lib.rs": "mod a;\nmod b;\n",
             "a.rs": "use crate::b::Bee;\npub fn f(_: Bee) {}\n",
             "b.rs": 'pub struct Bee;\n// crate::a::f\nconst S: &str = "crate::a::f";\n/* crate::a::f */\n',
         },
     )
-    r = run(str(crate))
     assert r.returncode == 0, r.stdout
