@@ -60,9 +60,13 @@ def test_writer_first_observation_bounds_are_where_the_paragraph_is(lsm_stdio, e
     words = " ".join(["W01"] + [f"w{i:02d}" for i in range(2, 31)])
     # Real (XTest) keys to the focused window: LibreOffice ignores the synthetic events that
     # `xdotool type --window` sends.
-    subprocess.run(["xdotool", "windowactivate", "--sync", str(int(win["window_id"], 16)),
-                    "type", "--delay", "5", words], check=True, timeout=60)
-    wait_for(lambda: words in paragraph_text(probe, pid), timeout=20, what="the typed paragraph")
+    # Writer takes the keys only once its document has the focus, which under load comes seconds
+    # after the window shows: keys sent before are lost.
+    subprocess.run(["xdotool", "windowactivate", "--sync", str(int(win["window_id"], 16))], check=True, timeout=60)
+    wait_for(lambda: "focused" in ((probe(pid=pid, find="", match="prefix", role="paragraph", wait=5) or {})
+                                   .get("states") or []), timeout=30, what="Writer's paragraph focused")
+    subprocess.run(["xdotool", "type", "--delay", "12", words], check=True, timeout=60)
+    wait_for(lambda: words in paragraph_text(probe, pid), timeout=20, what=f"the typed paragraph {words!r}")
     st, ms = first_state(s, win)
     para = next(e for e in st["elements"] if e["role"] == "paragraph" and e.get("bounds"))
     b = rect(para)
