@@ -34,7 +34,13 @@ const handlers = {
         if (window.lsmPerson.feedCount < min) return null;
         const li = [...document.querySelectorAll("#feed-list > li")]
           .find((x) => x.dataset.tool === tool && (!code || x.dataset.code === code));
-        return li ? { text: li.innerText, code: li.dataset.code, first: li === li.parentElement.firstElementChild } : null;
+        if (!li) return null;
+        // Its before/after images as shown: decoded size and the size of the data they came in.
+        const images = [...li.querySelectorAll(".feed-images img")].map((img) => ({
+          when: img.dataset.when, loaded: img.complete && img.naturalWidth > 0,
+          width: img.naturalWidth, height: img.naturalHeight, chars: img.src.length,
+        }));
+        return { text: li.innerText, code: li.dataset.code, first: li === li.parentElement.firstElementChild, images };
       }, [tool, code, min_count]),
       { what: `a ${tool} ${code || ""} entry in the feed`, timeout, interval: 20 },
     );
