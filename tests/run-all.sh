@@ -206,8 +206,9 @@ run_load_bench() {
   return "$rc"
 }
 
-# The web UI's polling cost (bench/webui.mjs --short) on the test desktop: idle traffic and
-# frames per second in Chromium; fails only on errors, never on a missed target.
+# The web UI's polling cost (bench/webui.mjs --short) on the test desktop: idle traffic (frame
+# polls and the activity feed's event stream, 10 s) and frames per second in Chromium; fails only
+# on errors (e.g. the feed's bytes not counted), never on a missed target.
 run_webui_bench() {
   timeout -k 10 120 "$ROOT/tests/conformance/node_modules/.bin/node" bench/webui.mjs --short 2>&1 |
     tee "$LOGDIR/webui-bench.log"

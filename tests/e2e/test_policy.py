@@ -19,9 +19,9 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "lib"))
 from gui_flow import element, find_window, observe, wait_for  # noqa: E402
 from lsm_fixtures import *  # noqa: E402,F401,F403
-from lsm_mcp import LsmSession, free_port, headless_env, middle  # noqa: E402
+from lsm_mcp import headless_env, middle  # noqa: E402
 from lsm_web import WebServer  # noqa: E402
-from run_logs import log_path, record_secret  # noqa: E402
+from worker_on_bed import remote_window, worker_on_bed  # noqa: E402
 
 TITLE = "lsm test app"
 APP = "lsm_testapp.py"  # the test app's name in gui_list (and its app_id)
@@ -161,44 +161,22 @@ def test_edits_take_effect_on_the_next_call_and_a_malformed_one_keeps_the_last_g
 
 def test_a_worker_enforces_its_own_policy_whatever_the_controller_sends(lsm_bin, tmp_path, probe, fresh_testapp):
     # The controller has no desktop of its own and a policy that allows everything.
-    state = tmp_path / "controller"
-    r = subprocess.run([str(lsm_bin), "enrol", "w1", "--state-dir", str(state)],
-                       capture_output=True, text=True, timeout=30, env=headless_env())
-    token = re.search(r"lsmw_[0-9a-f]{64}", r.stdout)
-    pin = re.search(r"--pin ([0-9a-f]{64})", r.stdout)
-    assert r.returncode == 0 and token and pin, r.stdout + r.stderr
-    record_secret("worker_token", token.group(0))
-    (tmp_path / "token").write_text(token.group(0))
-    (tmp_path / "token").chmod(0o600)
     loose = tmp_path / "controller-policy.toml"
     write(loose, f'default = "allow"\n[[rule]]\napp = "{APP}"\naccess = "allow"\n')
-    port = free_port()
-    env = {**headless_env(), "LSM_WEB": "off"}
-    controller = LsmSession("http", env, args=["--worker-listen", f"127.0.0.1:{port}", "--state-dir", str(state),
-                                                "--policy", str(loose)]).open()
     # The worker, on the bed, reads policy.toml from its own state directory.
     worker_state = tmp_path / "worker"
     worker_state.mkdir()
     worker_policy = worker_state / "policy.toml"
     write(worker_policy, ALLOW)
-    wlog = open(log_path("lsm-worker-policy"), "wb")
-    worker = subprocess.Popen(
-        [str(lsm_bin), "worker", "--controller", f"wss://127.0.0.1:{port}", "--name", "w1",
-         "--token-file", str(tmp_path / "token"), "--pin", pin.group(1), "--state-ttl", "300"],
-        env={**os.environ, "LSM_STATE_DIR": str(worker_state), "LSM_AUDIT_LOG": "off"},
-        stdin=subprocess.DEVNULL, stdout=wlog, stderr=wlog)
-    try:
-        def remote_window():
-            out = controller.call("gui_list", {"machine": "w1"})
-            if out.is_error:
-                return None
-            found = [w for w in controller.ok(out)["windows"] if w["title"] == TITLE]
-            return found and found[0]
-        win = wait_for(remote_window, timeout=20, what="the worker's test app window")
+    with worker_on_bed(lsm_bin, tmp_path, controller_env={**headless_env(), "LSM_WEB": "off"},
+                       controller_args=["--policy", str(loose)], worker_args=["--state-ttl", "300"],
+                       worker_state=worker_state, log_name="lsm-worker-policy") as controller:
+        win = wait_for(lambda: remote_window(controller, "w1", TITLE), timeout=20,
+                       what="the worker's test app window")
         args = {"machine": "w1", "window_id": win["window_id"], "screenshot": False}
         states = [controller.call_ok("gui_state", args) for _ in range(3)]
         write(worker_policy, DENY)
-        assert remote_window().get("policy") == "deny"
+        assert remote_window(controller, "w1", TITLE).get("policy") == "deny"
         assert err_code(controller.call("gui_state", args)) == "POLICY_DENIED"  # noqa: F405
         before, truth = app_events(), app_truth(probe)
         press = element(states[0], "Press me")
@@ -211,11 +189,6 @@ def test_a_worker_enforces_its_own_policy_whatever_the_controller_sends(lsm_bin,
             assert f"rule 1 of {worker_policy}" in err_message(r), err_message(r)  # noqa: F405
         time.sleep(0.5)
         assert app_events() == before and app_truth(probe) == truth
-    finally:
-        worker.terminate()
-        worker.wait(10)
-        wlog.close()
-        controller.close()
 
 
 def test_a_persons_click_on_the_web_ui_goes_through_on_a_denied_window(lsm_bin, tmp_path, probe, fresh_testapp):

@@ -4,7 +4,8 @@
 //
 // Commands (`op`): start {url, secret, machine, title}; feed_count; wait_feed {tool, code, min_count,
 // timeout}; take_over {scope, shortcut}; release; held; click_at {x, y}; wait_approval {timeout};
-// decide {approve, reason}; approve_everything {on}; viewport {width}; screenshot {path}; stop.
+// decide {approve, reason}; approve_everything {on}; viewport {width}; show_window {machine, window_id};
+// screenshot {path}; stop.
 import { createInterface } from "node:readline";
 import { launch, login, pickWindow, pagePoint, waitFor } from "./lib.mjs";
 
@@ -33,7 +34,13 @@ const handlers = {
         if (window.lsmPerson.feedCount < min) return null;
         const li = [...document.querySelectorAll("#feed-list > li")]
           .find((x) => x.dataset.tool === tool && (!code || x.dataset.code === code));
-        return li ? { text: li.innerText, code: li.dataset.code, first: li === li.parentElement.firstElementChild } : null;
+        if (!li) return null;
+        // Its before/after images as shown: decoded size and the size of the data they came in.
+        const images = [...li.querySelectorAll(".feed-images img")].map((img) => ({
+          when: img.dataset.when, loaded: img.complete && img.naturalWidth > 0,
+          width: img.naturalWidth, height: img.naturalHeight, chars: img.src.length,
+        }));
+        return { text: li.innerText, code: li.dataset.code, first: li === li.parentElement.firstElementChild, images };
       }, [tool, code, min_count]),
       { what: `a ${tool} ${code || ""} entry in the feed`, timeout, interval: 20 },
     );
@@ -118,6 +125,22 @@ const handlers = {
       const r = img.getBoundingClientRect();
       return { shown: r.width, natural: img.naturalWidth, page: document.documentElement.clientWidth };
     });
+  },
+
+  /** Shows the window `window_id` (reloading the window list when the page does not know it yet,
+   *  e.g. the app was restarted under a new id), once its image is on the page. */
+  async show_window({ machine, window_id }) {
+    const known = () => page.evaluate((id) => [...document.querySelectorAll("#window option")].some((o) => o.value === id),
+      window_id);
+    if ((await page.inputValue("#machine")) !== machine) await page.selectOption("#machine", machine);
+    if (!(await known())) await page.click("#reload");
+    await waitFor(known, { what: `window ${window_id} in the picker`, timeout: 15_000 });
+    if ((await page.inputValue("#window")) !== window_id) await page.selectOption("#window", window_id);
+    await waitFor(() => page.evaluate(() => {
+      const img = document.getElementById("frame");
+      return img.complete && img.naturalWidth > 0 && !!window.lsmDesk.geometry;
+    }), { what: `the image of window ${window_id}`, timeout: 15_000 });
+    return window_id;
   },
 
   async screenshot({ path }) {

@@ -133,6 +133,10 @@ pub struct StateOutput {
     #[serde(skip)]
     #[schemars(skip)]
     pub image: Option<EncodedImage>,
+    /// The screenshot small, for the activity feed (made only while a page watches it).
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub feed_image: Option<std::sync::Arc<str>>,
 }
 
 /// `gui_action` request; `actions` is the caller's raw JSON, validated here.
@@ -216,6 +220,10 @@ pub struct ActionOutput {
     #[serde(skip)]
     #[schemars(skip)]
     pub image: Option<EncodedImage>,
+    /// The settled window small, for the activity feed, when it was captured.
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub feed_image: Option<std::sync::Arc<str>>,
 }
 
 /// A web UI frame request: the window's pixels, for a person (no elements, no `state_id`).

@@ -6,6 +6,7 @@ use crate::audit::Face;
 use crate::error::GuiResult;
 use crate::geometry::Rect;
 use crate::image::ImageFormat;
+use crate::image::RgbaImage;
 use crate::model::WindowInfo;
 use crate::observe::render_screenshot;
 use crate::output::ActionOutput;
@@ -14,10 +15,23 @@ use crate::service::{bounded, LocalGui};
 use crate::space::Space;
 use crate::state::Observation;
 use base64::Engine;
+use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 /// The long edge of the image a person approves on.
 const APPROVAL_IMAGE_EDGE: u32 = 560;
+/// The long edge of a feed entry's before/after image: a few KB each, so a call stays a small
+/// event on the page's stream.
+const FEED_IMAGE_EDGE: u32 = 160;
+const FEED_IMAGE_QUALITY: u8 = 60;
+
+fn data_url(image: &crate::image::EncodedImage) -> String {
+    format!(
+        "data:{};base64,{}",
+        image.mime_type(),
+        base64::engine::general_purpose::STANDARD.encode(&image.bytes)
+    )
+}
 
 fn now_ms() -> u64 {
     SystemTime::now()
@@ -88,22 +102,55 @@ impl LocalGui {
         .await
         .ok()?
         .ok()?;
-        let url = format!(
-            "data:{};base64,{}",
-            rendered.image.mime_type(),
-            base64::engine::general_purpose::STANDARD.encode(&rendered.image.bytes)
-        );
+        let url = data_url(&rendered.image);
         Some((url, rendered.image.width, rendered.image.height, space))
+    }
+
+    /// An observation's screenshot small, with its password fields painted over, for the feed;
+    /// None while no page watches the feed (nothing is made for nobody).
+    pub(crate) async fn feed_image(
+        &self,
+        pixels: &Arc<RgbaImage>,
+        window: &WindowInfo,
+        secrets: &[Rect],
+    ) -> Option<Arc<str>> {
+        if !self.person.feed().watched() {
+            return None;
+        }
+        let space = Space::for_window(window.bounds.width, window.bounds.height, FEED_IMAGE_EDGE);
+        let (pixels, secrets) = (pixels.clone(), secrets.to_vec());
+        let rendered = tokio::task::spawn_blocking(move || {
+            render_screenshot(&pixels, &space, &secrets, ImageFormat::Jpeg, FEED_IMAGE_QUALITY)
+        })
+        .await
+        .ok()?
+        .ok()?;
+        Some(Arc::from(data_url(&rendered.image)))
     }
 
     /// Puts a finished call in the activity feed.
     pub(crate) fn publish_call(
         &self,
         face: Face,
-        window: &WindowInfo,
+        obs: &Observation,
         actions: &serde_json::Value,
         result: &GuiResult<ActionOutput>,
     ) {
+        let window = &obs.window;
+        let feed = self.person.feed();
+        // Before: the image of the observation the call acted on; after: the settled window's
+        // (kept too, as the next call's before).
+        let before_image = (!obs.state_id.is_empty())
+            .then(|| feed.image_of(&obs.state_id))
+            .flatten()
+            .map(|i| i.to_string());
+        let after_image = result.as_ref().ok().and_then(|out| {
+            let image = out.feed_image.clone()?;
+            if let Some(id) = &out.state_id {
+                feed.remember_image(id, image.clone());
+            }
+            Some(image.to_string())
+        });
         let (code, message, effects, changes, stopped) = match result {
             Ok(out) => (
                 "OK".to_string(),
@@ -131,7 +178,7 @@ impl LocalGui {
                 )
             }
         };
-        self.person.feed().publish(FeedEvent::Call(CallEntry {
+        feed.publish(FeedEvent::Call(CallEntry {
             at_ms: now_ms(),
             machine: self.person.machine().to_string(),
             by: match face {
@@ -153,6 +200,8 @@ impl LocalGui {
             effects,
             changes,
             stopped,
+            before_image,
+            after_image,
         }));
     }
 
@@ -162,6 +211,11 @@ impl LocalGui {
         window_id: &str,
         result: &GuiResult<crate::output::StateOutput>,
     ) {
+        let after_image = result.as_ref().ok().and_then(|out| {
+            let image = out.feed_image.clone()?;
+            self.person.feed().remember_image(&out.state_id, image.clone());
+            Some(image.to_string())
+        });
         let (window, code, message, effects) = match result {
             Ok(out) => (
                 out.window.clone(),
@@ -198,6 +252,8 @@ impl LocalGui {
             effects,
             changes: None,
             stopped: None,
+            before_image: None,
+            after_image,
         }));
     }
 }

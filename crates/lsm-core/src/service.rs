@@ -454,8 +454,10 @@ impl LocalGui {
                 .unwrap_or_else(|| "no screenshots: this machine's backend cannot capture windows".into());
             snap.notes.push(format!("{why} (the observation has no image)"));
         }
+        let mut feed_image = None;
         let (screenshot, image) = match shot {
             Some((pixels, occluded, drawn_in, speculative, capture_notes)) => {
+                feed_image = self.feed_image(&pixels, &window, &secrets).await;
                 let rendered = if secrets.is_empty() && drawn_in == space {
                     speculative
                 } else {
@@ -504,6 +506,7 @@ impl LocalGui {
             screenshot,
             notes: snap.notes,
             image,
+            feed_image,
         };
         Ok(Looked {
             out,
@@ -685,7 +688,7 @@ impl GuiService for LocalGui {
             &audit::typing_actions(&specs),
             audit::MASK_HUMAN,
         );
-        self.publish_call(Face::Web, &obs.window, &shown_actions, &result);
+        self.publish_call(Face::Web, &obs, &shown_actions, &result);
         if let Some(log) = &self.audit {
             log.write(audit::Record {
                 machine: &self.machine,
@@ -777,7 +780,7 @@ impl LocalGui {
             Ok(out)
         }
         .await;
-        self.publish_call(Face::Mcp, &obs.window, &shown_actions, &result);
+        self.publish_call(Face::Mcp, &obs, &shown_actions, &result);
         if let Some(log) = &self.audit {
             log.write(audit::Record {
                 machine: &self.machine,

@@ -440,6 +440,7 @@ impl LocalGui {
             return;
         };
         let mut state = self.issue(looked);
+        out.feed_image = state.feed_image.take();
         if request.screenshot {
             out.screenshot = state.screenshot.clone();
             out.image = state.image.take();

@@ -3,6 +3,8 @@
 //! between two actions while the person's own input goes through; approvals make the model's
 //! call wait for a yes or a no; every call lands in the feed.
 
+mod common;
+
 use async_trait::async_trait;
 use lsm_core::person::{Feed, FeedEvent, PersonCommand, PersonConfig};
 use lsm_core::*;
@@ -43,28 +45,14 @@ impl DesktopBackend for Fake {
         }
     }
     async fn observe(&self, id: &str, _r: &ObserveRequest) -> GuiResult<Snapshot> {
-        Ok(Snapshot {
-            window: self.window(id).await?,
-            scale: 1.0,
-            elements: vec![RawElement {
-                native: "b".into(),
-                key: "b".into(),
-                parent: None,
-                depth: 0,
-                role: "push button".into(),
-                name: "Save".into(),
-                description: String::new(),
-                value: None,
-                states: vec!["enabled".into()],
-                actions: vec!["click".into()],
-                bounds: Some(Rect::new(10, 10, 50, 20)),
-                summary: None,
-            }],
-            truncated: false,
-            truncated_reason: None,
-            screenshot: None,
-            notes: vec![],
-        })
+        Ok(common::one_element(
+            self.window(id).await?,
+            "b",
+            "push button",
+            "Save",
+            "enabled",
+            Rect::new(10, 10, 50, 20),
+        ))
     }
     async fn perform(&self, _w: &WindowInfo, a: &BackendAction) -> GuiResult<ActionOutcome> {
         self.performed.lock().unwrap().push(a.clone());

@@ -1,6 +1,8 @@
 //! The machine's policy as `LocalGui` enforces it, against a fake backend that records what
 //! reached it: refused calls read and send nothing; a person's input is never held.
 
+mod common;
+
 use async_trait::async_trait;
 use lsm_core::policy::{parse, Access, LivePolicy};
 use lsm_core::*;
@@ -58,28 +60,14 @@ impl DesktopBackend for Fake {
     }
     async fn observe(&self, id: &str, _r: &ObserveRequest) -> GuiResult<Snapshot> {
         self.observed.lock().unwrap().push(id.into());
-        Ok(Snapshot {
-            window: self.window(id).await?,
-            scale: 1.0,
-            elements: vec![RawElement {
-                native: "f".into(),
-                key: "f".into(),
-                parent: None,
-                depth: 0,
-                role: "text".into(),
-                name: "field".into(),
-                description: String::new(),
-                value: None,
-                states: vec!["editable".into()],
-                actions: vec!["click".into()],
-                bounds: Some(Rect::new(1, 1, 50, 20)),
-                summary: None,
-            }],
-            truncated: false,
-            truncated_reason: None,
-            screenshot: None,
-            notes: vec![],
-        })
+        Ok(common::one_element(
+            self.window(id).await?,
+            "f",
+            "text",
+            "field",
+            "editable",
+            Rect::new(1, 1, 50, 20),
+        ))
     }
     async fn perform(&self, w: &WindowInfo, a: &BackendAction) -> GuiResult<ActionOutcome> {
         self.performed

@@ -50,6 +50,24 @@ function describeAction(a) {
   return [a.type, where, what].filter((x) => x !== "" && x !== undefined).join(" ");
 }
 
+/** The small before/after images of a call that had screenshots (data: URLs of a few KB). */
+function feedImages(c) {
+  const shots = [["before", c.before_image], ["after", c.after_image]].filter(([, src]) => typeof src === "string" &&
+    src.startsWith("data:image/"));
+  if (!shots.length) return null;
+  const box = el("div", "feed-images");
+  shots.forEach(([when, src], i) => {
+    if (i) box.append(el("span", "", "→"));
+    const img = el("img");
+    img.src = src;
+    img.alt = c.tool === "gui_state" ? "The window as observed" : `The window ${when} the call`;
+    img.title = img.alt;
+    img.dataset.when = when;
+    box.append(img);
+  });
+  return box;
+}
+
 function addCall(c) {
   const list = $("feed-list");
   const li = el("li", c.code === "OK" ? "ok" : "refused");
@@ -72,6 +90,8 @@ function addCall(c) {
   }
   if (c.changes) li.append(el("div", "changes", "Changed: " + c.changes));
   if (c.stopped) li.append(el("div", "info", c.stopped));
+  const images = feedImages(c);
+  if (images) li.append(images);
   list.prepend(li); // newest first
   while (list.children.length > FEED_MAX) list.lastElementChild.remove();
   person.feedCount++;

@@ -13,6 +13,8 @@ use tokio::sync::broadcast;
 const RECENT: usize = 50;
 /// Events a slow page may fall behind before it misses some (it is told so).
 const CHANNEL: usize = 256;
+/// Observations whose small image is kept, to show as the "before" of the call that uses them.
+const IMAGES: usize = 32;
 
 /// One call, as the feed shows it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -43,6 +45,13 @@ pub struct CallEntry {
     pub changes: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stopped: Option<String>,
+    /// The window as the call saw it before acting, small (a data: URL), when that observation
+    /// had a screenshot.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub before_image: Option<String>,
+    /// The window after the call (or as `gui_state` saw it), small, when there was a screenshot.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub after_image: Option<String>,
 }
 
 /// What the page is pushed.
@@ -60,6 +69,8 @@ pub struct Feed {
     recent: Mutex<VecDeque<Arc<FeedEvent>>>,
     /// The latest state of each machine.
     states: Mutex<HashMap<String, Arc<FeedEvent>>>,
+    /// The small images of recent observations, by `state_id`.
+    images: Mutex<VecDeque<(String, Arc<str>)>>,
 }
 
 impl Default for Feed {
@@ -74,7 +85,33 @@ impl Feed {
             tx: broadcast::channel(CHANNEL).0,
             recent: Mutex::new(VecDeque::with_capacity(RECENT)),
             states: Mutex::new(HashMap::new()),
+            images: Mutex::new(VecDeque::with_capacity(IMAGES)),
         }
+    }
+
+    /// Whether a page (or a controller, for a worker) is listening: small images are made only
+    /// then.
+    pub fn watched(&self) -> bool {
+        self.tx.receiver_count() > 0
+    }
+
+    /// Keeps the small image of the observation `state_id` for the call that will use it.
+    pub fn remember_image(&self, state_id: &str, image: Arc<str>) {
+        let mut images = self.images.lock().unwrap_or_else(|p| p.into_inner());
+        if images.len() == IMAGES {
+            images.pop_front();
+        }
+        images.push_back((state_id.to_string(), image));
+    }
+
+    /// The small image of the observation `state_id`, if it had one and it is still kept.
+    pub fn image_of(&self, state_id: &str) -> Option<Arc<str>> {
+        let images = self.images.lock().unwrap_or_else(|p| p.into_inner());
+        images
+            .iter()
+            .rev()
+            .find(|(id, _)| id == state_id)
+            .map(|(_, i)| i.clone())
     }
 
     pub fn publish(&self, event: FeedEvent) {
@@ -150,6 +187,8 @@ mod tests {
             effects: Vec::new(),
             changes: None,
             stopped: None,
+            before_image: None,
+            after_image: None,
         })
     }
 
@@ -166,5 +205,20 @@ mod tests {
         assert_eq!(*rx.recv().await.expect("live event"), call(1000));
         let json = serde_json::to_value(&*first[0]).expect("json");
         assert_eq!(json["kind"], "call");
+        assert!(json.get("before_image").is_none(), "no image, no field: {json}");
+    }
+
+    #[test]
+    fn an_observations_image_is_kept_for_the_call_that_uses_it_and_the_oldest_go() {
+        let feed = Feed::new();
+        assert!(!feed.watched());
+        let (_first, _rx) = feed.subscribe();
+        assert!(feed.watched());
+        for n in 0..(IMAGES + 3) {
+            feed.remember_image(&format!("s{n}"), Arc::from(format!("data:image/jpeg;base64,{n}")));
+        }
+        assert_eq!(feed.image_of("s3").as_deref(), Some("data:image/jpeg;base64,3"));
+        assert_eq!(feed.image_of("s2"), None, "the oldest are dropped");
+        assert_eq!(feed.image_of("unknown"), None);
     }
 }
