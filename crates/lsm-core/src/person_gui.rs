@@ -178,7 +178,7 @@ impl LocalGui {
                 )
             }
         };
-        feed.publish(FeedEvent::Call(CallEntry {
+        feed.publish(FeedEvent::Call(Box::new(CallEntry {
             at_ms: now_ms(),
             machine: self.person.machine().to_string(),
             by: match face {
@@ -202,7 +202,7 @@ impl LocalGui {
             stopped,
             before_image,
             after_image,
-        }));
+        })));
     }
 
     /// Puts a finished `gui_state` in the activity feed.
@@ -238,7 +238,7 @@ impl LocalGui {
                 Vec::new(),
             ),
         };
-        self.person.feed().publish(FeedEvent::Call(CallEntry {
+        self.person.feed().publish(FeedEvent::Call(Box::new(CallEntry {
             at_ms: now_ms(),
             machine: self.person.machine().to_string(),
             by: "model".into(),
@@ -254,7 +254,7 @@ impl LocalGui {
             stopped: None,
             before_image: None,
             after_image,
-        }));
+        })));
     }
 }
 

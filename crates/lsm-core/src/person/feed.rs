@@ -58,7 +58,8 @@ pub struct CallEntry {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum FeedEvent {
-    Call(CallEntry),
+    /// Boxed: a call (with its images) is much larger than a state change.
+    Call(Box<CallEntry>),
     /// A machine's take-over holds and pending approvals changed.
     Person(PersonState),
 }
@@ -173,7 +174,7 @@ mod tests {
     use super::*;
 
     fn call(n: u64) -> FeedEvent {
-        FeedEvent::Call(CallEntry {
+        FeedEvent::Call(Box::new(CallEntry {
             at_ms: n,
             machine: "local".into(),
             by: "model".into(),
@@ -189,7 +190,7 @@ mod tests {
             stopped: None,
             before_image: None,
             after_image: None,
-        })
+        }))
     }
 
     #[tokio::test]
