@@ -8,6 +8,8 @@
 #   tests/bed/kde.sh env | status | down
 #   tests/bed/kde.sh ensure-app KEY     # testapp | xterm: start once, print its pid
 #   tests/bed/kde.sh stop-app KEY
+#   tests/bed/kde.sh grant-screenshots EXE   # KWin's ScreenShot2 for that executable (a .desktop
+#   tests/bed/kde.sh revoke-screenshots      #   grant, as a user would install it; KSycoca rebuilt)
 #
 # kwin_wayland is started from a copy without its file capabilities (a container cannot exec
 # it with them); the copy must keep the name kwin_wayland (KWin's platform plugin checks it).
@@ -23,7 +25,7 @@ SIZE=${LSM_KDEBED_SIZE:-1280x800}
 WD=wayland-kde
 PY=/usr/bin/python3   # Debian's python: python3-gi for the test app
 PACKAGES=(kwin-wayland xdg-desktop-portal xdg-desktop-portal-kde xwayland at-spi2-core dbus-daemon
-          dbus-bin libglib2.0-bin python3-gi gir1.2-gtk-3.0 python3-pyatspi xterm)
+          dbus-bin libglib2.0-bin libkf5service-bin python3-gi gir1.2-gtk-3.0 python3-pyatspi xterm)
 
 say() { printf '[kdebed %s] %s\n' "$(date +%T)" "$*" >&2; }
 die() { say "ERROR: $*"; exit 1; }
@@ -138,6 +140,26 @@ stop_app() {
   return 0
 }
 
+# KWin answers ScreenShot2 calls of a process whose executable is the Exec of an installed
+# .desktop file with X-KDE-DBUS-Restricted-Interfaces=org.kde.KWin.ScreenShot2, found through
+# KSycoca: the file goes where a user's would, and the database is rebuilt as Plasma's kded would.
+GRANT=dev.lsm.lsm.desktop
+grant_screenshots() {
+  local exe; exe=$(readlink -f "$1") || die "no executable $1"
+  [[ -x $exe ]] || die "not executable: $exe"
+  daemon_env
+  mkdir -p "$XDG_DATA_HOME/applications"
+  printf '%s\n' '[Desktop Entry]' 'Type=Application' 'Name=lsm' 'NoDisplay=true' "Exec=$exe" \
+    'X-KDE-DBUS-Restricted-Interfaces=org.kde.KWin.ScreenShot2' >"$XDG_DATA_HOME/applications/$GRANT"
+  kbuildsycoca5 >>"$LOGS/kbuildsycoca.log" 2>&1 || die "kbuildsycoca5 failed"
+  say "ScreenShot2 granted to $exe"
+}
+revoke_screenshots() {
+  daemon_env
+  rm -f "$XDG_DATA_HOME/applications/$GRANT"
+  kbuildsycoca5 >>"$LOGS/kbuildsycoca.log" 2>&1 || die "kbuildsycoca5 failed"
+}
+
 our_tree() { # every process in one of our sessions, and their descendants
   [[ -f $PIDS ]] || return 0
   local sids; sids=$(awk '{print $2}' "$PIDS" | tr '\n' ' ')
@@ -187,5 +209,8 @@ case "${1:-up}" in
   status) status ;;
   ensure-app) ensure_app "${2:?KEY}" ;;
   stop-app) stop_app "${2:?KEY}" ;;
-  *) echo "usage: $0 install|up|env|status|down|ensure-app KEY|stop-app KEY" >&2; exit 2 ;;
+  grant-screenshots) grant_screenshots "${2:?EXE}" ;;
+  revoke-screenshots) revoke_screenshots ;;
+  *) echo "usage: $0 install|up|env|status|down|ensure-app KEY|stop-app KEY|grant-screenshots EXE|revoke-screenshots" >&2
+     exit 2 ;;
 esac

@@ -34,12 +34,36 @@ def _gdbus(method: str, *args: str) -> str:
     return r.stdout
 
 
+MOVE = """
+var all = typeof workspace.windowList === "function" ? workspace.windowList() : workspace.clientList();
+for (var i = 0; i < all.length; i++) {
+  var c = all[i];
+  if (c.pid == @PID@) {
+    var g = c.frameGeometry;
+    c.frameGeometry = {x: @X@, y: @Y@, width: g.width, height: g.height};
+    workspace.activeClient = c;
+  }
+}
+print("MARK []");
+"""
+
+
+def kwin_move_to_top(pid: int, x: int, y: int) -> None:
+    """Moves a process's windows (frame top-left to x, y) and activates them, through KWin."""
+    _run(MOVE.replace("@PID@", str(int(pid))).replace("@X@", str(int(x))).replace("@Y@", str(int(y))))
+
+
 def kwin_windows() -> list[dict]:
     """Every window KWin manages: title, pid, active, frame and buffer rects."""
+    return _run(SCRIPT)
+
+
+def _run(script: str) -> list[dict]:
+    """Runs a script that prints MARK and a JSON answer into kwin's log; returns the answer."""
     log = Path(os.environ["LSM_KDEBED_DIR"]) / "logs" / "kwin.log"
     mark = f"lsm-test-{uuid.uuid4().hex[:10]}"
     with tempfile.NamedTemporaryFile("w", suffix=".js", delete=False) as f:
-        f.write(SCRIPT.replace("MARK", mark))
+        f.write(script.replace("MARK", mark))
         path = f.name
     try:
         _gdbus("loadScript", path, mark)

@@ -156,16 +156,17 @@ async fn diagnose(backend: &LinuxBackend, windows: &[WindowInfo]) -> Vec<Item> {
         ),
     }
     match &backend.ws {
-        WindowSystem::Kde(_) => {
+        WindowSystem::Kde(k) => {
             items.push(Item::ok(
                 "kde_scripts",
                 "KWin scripts",
                 format!("KWin's scripts answer: {} window(s) listed", windows.len()),
             ));
-            items.push(
-                Item::warn("capture", "Capture", crate::wayland::kde::NO_CAPTURE)
-                    .with_hint("nothing to do: the model sees elements and acts by element or coordinates"),
-            );
+            if let Some(why) = k.capture_refusal() {
+                items.push(Item::warn("capture", "Capture", why).with_hint(
+                    "without it the model sees elements and acts by element or coordinates, with no screenshots",
+                ));
+            }
         }
         WindowSystem::Gnome(_) => items.push(Item::ok(
             "gnome_extension",

@@ -37,8 +37,10 @@ const MINIMIZED_NOTE: &str =
 
 /// What a model must know about a capture whose pixels are not all the window's own.
 fn capture_notes(c: &Capture) -> Vec<String> {
-    c.gaps
-        .iter()
+    c.via
+        .map(|path| format!("screenshot taken through {path}"))
+        .into_iter()
+        .chain(c.gaps.iter()
         .map(|g| match g {
             Gap::Covered { why } => format!(
                 "another window covers part of this one and {why}: the covered parts of the screenshot show that window"
@@ -51,8 +53,7 @@ fn capture_notes(c: &Capture) -> Vec<String> {
                  within {} ms: those parts of the screenshot may still show other windows or black; observe again",
                 crate::x11::REPAINT_WAIT.as_millis()
             ),
-
-        })
+        }))
         .collect()
 }
 
@@ -236,7 +237,7 @@ impl LinuxBackend {
         };
         let screenshot_helper = match ws {
             WindowSystem::X11(_) => None,
-            WindowSystem::Kde(_) => Some(crate::wayland::kde::NO_CAPTURE.to_string()),
+            WindowSystem::Kde(ref k) => k.capture_refusal().map(str::to_string),
             WindowSystem::Gnome(_) => {
                 tokio::task::spawn_blocking(crate::wayland::stream_frames::helper_missing)
                     .await

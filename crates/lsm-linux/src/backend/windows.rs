@@ -16,6 +16,9 @@ use crate::x11::{Capture, Gap};
 use lsm_core::{GuiResult, KeyCombo, MouseButton, Point, Rect};
 use std::sync::Arc;
 
+/// The capture path on KDE, as the observation names it.
+const KWIN_SCREENSHOT: &str = "KWin's ScreenShot2 (the window's own pixels, covered parts included)";
+
 impl LinuxBackend {
     fn gnome(&self) -> Option<&Arc<Gnome>> {
         match &self.ws {
@@ -110,11 +113,13 @@ impl LinuxBackend {
     }
 
     pub(crate) async fn ws_capture(&self, w: &WindowRecord) -> GuiResult<Capture> {
-        if self.kde().is_some() {
-            return Err(lsm_core::GuiError::new(
-                lsm_core::ErrorCode::UnsupportedAction,
-                crate::wayland::kde::NO_CAPTURE,
-            ));
+        if let Some(k) = self.kde() {
+            if w.minimized {
+                return Err(crate::x11::minimized_error(w.id));
+            }
+            // KWin renders the window by itself: covered and off-screen parts are its own.
+            let image = k.capture_window(w.id).await?;
+            return Ok(Capture::of_own_pixels(image, Vec::new()).via(KWIN_SCREENSHOT));
         }
         match self.gnome() {
             Some(g) => {

@@ -60,6 +60,8 @@ pub struct Capture {
     pub own_pixels: bool,
     /// Where the image may differ from the window's own pixels, and why.
     pub gaps: Vec<Gap>,
+    /// The capture path, where the observation names it (KDE: KWin's ScreenShot2).
+    pub via: Option<&'static str>,
 }
 
 impl Capture {
@@ -82,6 +84,15 @@ impl Capture {
             occluded,
             own_pixels,
             gaps,
+            via: None,
+        }
+    }
+
+    /// The same capture, naming the path that took it.
+    pub fn via(self, path: &'static str) -> Capture {
+        Capture {
+            via: Some(path),
+            ..self
         }
     }
 }

@@ -1,10 +1,11 @@
 //! The KDE Plasma (KWin on Wayland) window system: the window list and raising through small
 //! KWin scripts (`kwin.rs`), keyboard and pointer through the RemoteDesktop portal
-//! (`wayland/portal/`; no dialog on Plasma 5.27). Window captures are not available: KWin's
-//! ScreenShot2 is refused to ordinary clients and the ScreenCast portal asks the user to pick
-//! a window in a dialog, so `gui_list` reports no `screenshot` capability and says why.
+//! (`wayland/portal/`; no dialog on Plasma 5.27), a window's own pixels through KWin's
+//! ScreenShot2 interface where KWin has authorised lsm (`screenshot.rs`); where it has not,
+//! `gui_list` reports no `screenshot` capability and says how to authorise it.
 
 pub mod kwin;
+pub mod screenshot;
 
 use self::kwin::{KWinScripts, ACTIVATE_JS, CURSOR_JS, KWIN, LIST_JS};
 use super::input::{self, RemoteInput};
@@ -23,11 +24,6 @@ const FOCUS_POLL: Duration = Duration::from_millis(25);
 /// Bound on the portal's Start (a desktop that asks the user shows a dialog then).
 const PORTAL_START_WAIT: Duration = Duration::from_secs(60);
 
-/// Why there are no screenshots on KDE (the `screenshot` capability is off).
-pub const NO_CAPTURE: &str = "on KDE Plasma lsm cannot capture windows yet: KWin's ScreenShot2 interface \
-     refuses ordinary applications and the ScreenCast portal asks the user to pick a window in a dialog; \
-     observe elements (gui_state without screenshot) and act by element_id or by coordinates";
-
 pub struct Kde {
     conn: zbus::Connection,
     scripts: KWinScripts,
@@ -36,6 +32,8 @@ pub struct Kde {
     portal: tokio::sync::Mutex<Option<Arc<PortalSession>>>,
     /// Serialises input: two actions' events must not interleave.
     input: tokio::sync::Mutex<()>,
+    /// Why KWin will not capture windows for lsm (None: it will), asked once at connect.
+    capture_refusal: Option<String>,
 }
 
 impl Kde {
@@ -66,12 +64,14 @@ impl Kde {
         let base = runtime_dir.map(PathBuf::from).unwrap_or_else(std::env::temp_dir);
         let dir = base.join(format!("lsm-kwin-{}", std::process::id()));
         let scripts = KWinScripts::new(&conn, dir).await?;
+        let capture_refusal = screenshot::refusal(&conn).await;
         let k = Self {
             conn,
             scripts,
             windows: WindowList::default(),
             portal: tokio::sync::Mutex::new(None),
             input: tokio::sync::Mutex::new(()),
+            capture_refusal,
         };
         k.list_now().await.map_err(|e| {
             GuiError::unavailable(format!(
@@ -99,6 +99,20 @@ impl Kde {
         let list = shell_windows::parse_list(&json).map_err(GuiError::backend)?;
         self.windows.remember(&list);
         Ok(list)
+    }
+
+    /// Why windows cannot be captured here; None when KWin captures them for lsm.
+    pub fn capture_refusal(&self) -> Option<&str> {
+        self.capture_refusal.as_deref()
+    }
+
+    /// The window's own pixels through KWin's ScreenShot2 (its frame, in logical px).
+    pub async fn capture_window(&self, handle: u32) -> GuiResult<lsm_core::RgbaImage> {
+        if let Some(why) = &self.capture_refusal {
+            return Err(GuiError::new(ErrorCode::UnsupportedAction, why.clone()));
+        }
+        let w = self.shell_window(handle)?;
+        screenshot::capture(&self.conn, &w.uuid).await
     }
 
     pub fn window_of(&self, w: &ShellWindow) -> WindowRecord {
