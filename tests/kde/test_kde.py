@@ -11,7 +11,7 @@ from pathlib import Path
 from conftest import TESTAPP_NAME, app_events, ensure_app, run_probe
 from gui_flow import act, act_raw, center, element, find_window, observe, wait_for
 from kwin_ground import kwin_window
-from lsm_mcp import err_code, image_bytes, rect
+from lsm_mcp import err_code, err_message, image_bytes, rect
 
 import pytest
 
@@ -35,7 +35,9 @@ def test_gui_list_reports_kde_kwins_geometry_and_no_capture_with_why(lsm, testap
     assert backend["name"] == "linux-wayland-kde" and backend["session"] == "wayland", backend
     assert "screenshot" not in backend["capabilities"], backend
     assert "unicode_typing" not in backend["capabilities"], backend
-    assert any("no screenshots" in n and "KWin" in n for n in backend["notes"]), backend["notes"]
+    # Not authorised by KWin (no grant in this module): the reason says how to authorise lsm.
+    assert any("no screenshots" in n and "not authorised" in n and "X-KDE-DBUS-Restricted-Interfaces" in n
+               for n in backend["notes"]), backend["notes"]
     win = find_window(lsm, title=TITLE)
     truth = kwin_window(pid=testapp["pid"])
     assert win["bounds"] == truth["frame"], (win["bounds"], truth)
@@ -81,6 +83,8 @@ def test_text_the_layout_lacks_is_refused_and_nothing_is_sent(lsm):
     x, y = center(element(st, "Name entry"))
     res = act_raw(lsm, st, [{"type": "click", "x": x, "y": y}, {"type": "type", "text": "日本語 é"}])
     assert err_code(res) == "UNSUPPORTED_ACTION", res
+    why = err_message(res)
+    assert "keyboard layout" in why and "set_value" in why, why  # the reason, and the way that works
     assert field_text("Name entry") == "kept"
     # The semantic way works: set_value by element id, read back through AT-SPI.
     st = observe(lsm, win)
@@ -104,7 +108,7 @@ def test_a_screenshot_is_not_taken_and_the_observation_says_why(lsm):
     st = lsm.ok(res)
     assert not image_bytes(res)
     assert st["elements"], "elements are observed without the image"
-    assert any("screenshot" in n.lower() for n in st.get("notes", [])), st.get("notes")
+    assert any("screenshot" in n.lower() and "not authorised" in n for n in st.get("notes", [])), st.get("notes")
 
 
 def test_xwayland_xterm_command_typed_by_coordinates(lsm):

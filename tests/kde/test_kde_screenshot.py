@@ -54,18 +54,27 @@ def shot(lsm, win):
     return st, png_rgba.decode(png)
 
 
-def color_box(w, h, rows, color, tol=6):
-    """The bounding box of the pixels of one colour."""
-    xs, ys = [], []
-    for y in range(h):
-        row = rows[y]
-        for x in range(w):
-            r, g, b = row[4 * x], row[4 * x + 1], row[4 * x + 2]
-            if abs(r - color[0]) <= tol and abs(g - color[1]) <= tol and abs(b - color[2]) <= tol:
-                xs.append(x)
-                ys.append(y)
-    assert xs, f"no pixel of colour {color} in the {w}x{h} screenshot"
-    return min(xs), min(ys), max(xs) - min(xs) + 1, max(ys) - min(ys) + 1
+def color_box(w, h, rows, color, tol=6, least=20):
+    """The box of the first patch of one colour at least `least` px each way (in reading order):
+    the test app paints three areas that colour, the first is "Double-click here"."""
+
+    def is_color(x, y):
+        px = rows[y][4 * x: 4 * x + 3]
+        return all(abs(px[i] - color[i]) <= tol for i in range(3))
+
+    for y0 in range(h):
+        for x0 in range(w):
+            if not is_color(x0, y0):
+                continue
+            x1 = x0
+            while x1 + 1 < w and is_color(x1 + 1, y0):
+                x1 += 1
+            y1 = y0
+            while y1 + 1 < h and is_color(x0, y1 + 1):
+                y1 += 1
+            if x1 - x0 + 1 >= least and y1 - y0 + 1 >= least:
+                return x0, y0, x1 - x0 + 1, y1 - y0 + 1
+    raise AssertionError(f"no patch of colour {color} in the {w}x{h} screenshot")
 
 
 def test_the_screenshot_capability_is_on_and_the_image_is_the_window(lsm, testapp):
