@@ -73,7 +73,14 @@ impl Kde {
             input: tokio::sync::Mutex::new(()),
             capture_refusal,
         };
-        k.list_now().await.map_err(|e| {
+        // Once more after a timeout: a script's answer can be lost while KWin reloads its
+        // application database (seen right after a .desktop grant, about 1 run in 10).
+        let first = k.list_now().await;
+        let listed = match first {
+            Err(e) if e.code == ErrorCode::Timeout => k.list_now().await,
+            other => other,
+        };
+        listed.map_err(|e| {
             GuiError::unavailable(format!(
                 "this is a KDE Plasma Wayland session, and KWin did not run lsm's window-list script ({}); \
                  lsm needs KWin's scripting D-Bus interface (org.kde.kwin.Scripting)",
