@@ -1,5 +1,6 @@
-"""Without GStreamer (the frame helper is not on PATH) the GNOME backend says it cannot take
-screenshots and why, and observing and acting still work."""
+"""Without GStreamer (the frame helper is not on PATH) and without a stored yes for the desktop
+portal's Screenshot, the GNOME backend says it cannot take screenshots and why, and observing and
+acting still work."""
 
 import os
 
@@ -23,6 +24,9 @@ def test_screenshots_are_an_honest_capability(no_gst):
     backend = s.call_ok("gui_list", {})["backend"]
     assert "screenshot" not in backend["capabilities"]
     assert any("gst-launch-1.0" in n and "gstreamer1.0-pipewire" in n for n in backend["notes"]), backend["notes"]
+    # Nor the last way (test_screenshot_portal.py): the portal's Screenshot would ask the user.
+    assert any("Screenshot would ask the user" in n and "PermissionStore" in n for n in backend["notes"]), \
+        backend["notes"]
     win = find_window(s, title="lsm test app")
     res = s.call("gui_state", {"window_id": win["window_id"], "screenshot": True})
     st = s.ok(res)

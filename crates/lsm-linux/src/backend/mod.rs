@@ -238,10 +238,14 @@ impl LinuxBackend {
         let screenshot_helper = match ws {
             WindowSystem::X11(_) => None,
             WindowSystem::Kde(ref k) => k.capture_refusal().map(str::to_string),
-            WindowSystem::Gnome(_) => {
-                tokio::task::spawn_blocking(crate::wayland::stream_frames::helper_missing)
+            WindowSystem::Gnome(ref g) => {
+                let missing = tokio::task::spawn_blocking(crate::wayland::stream_frames::helper_missing)
                     .await
-                    .unwrap_or_else(|e| Some(format!("checking the frame helper failed: {e}")))
+                    .unwrap_or_else(|e| Some(format!("checking the frame helper failed: {e}")));
+                match missing {
+                    Some(why) => g.fall_back_to_screenshot_portal(why).await,
+                    None => None,
+                }
             }
         };
         Self {

@@ -18,6 +18,9 @@ use std::sync::Arc;
 
 /// The capture path on KDE, as the observation names it.
 const KWIN_SCREENSHOT: &str = "KWin's ScreenShot2 (the window's own pixels, covered parts included)";
+/// The last capture path on GNOME, as the observation names it.
+const SCREENSHOT_PORTAL: &str =
+    "the desktop portal's Screenshot of the whole screen, cut to the window (mutter's window streams cannot be read here)";
 
 impl LinuxBackend {
     fn gnome(&self) -> Option<&Arc<Gnome>> {
@@ -140,13 +143,17 @@ impl LinuxBackend {
                 }
                 if px.covered {
                     gaps.push(Gap::Covered {
-                        why: "the desktop portal shares the screen, not single windows".into(),
+                        why: if px.screenshot_portal.is_some() {
+                            "the desktop portal's Screenshot shows the screen, not single windows".into()
+                        } else {
+                            "the desktop portal shares the screen, not single windows".into()
+                        },
                     });
                 }
-                Ok(if px.from_screen {
-                    Capture::of_screen(px.image, gaps)
-                } else {
-                    Capture::of_own_pixels(px.image, gaps)
+                Ok(match (px.from_screen, px.screenshot_portal.is_some()) {
+                    (true, true) => Capture::of_screen(px.image, gaps).via(SCREENSHOT_PORTAL),
+                    (true, false) => Capture::of_screen(px.image, gaps),
+                    (false, _) => Capture::of_own_pixels(px.image, gaps),
                 })
             }
             None => {

@@ -411,6 +411,52 @@ impl Drop for FrameReader {
     }
 }
 
+/// The window's frame (`full` px) cut out of `img` (`crop`: the part of the image the frame
+/// covers, from `window_crop`; `offset`: the frame's origin from the image's, in stage px, `k`
+/// image px per stage px). What the image does not show (a clipped part) is opaque black; so are
+/// transparent pixels (the shadow): rows are copied, then their alpha set. Returns the image and
+/// whether part was clipped.
+pub fn cut_to_frame(
+    img: &RgbaImage,
+    crop: lsm_core::Rect,
+    full: (u32, u32),
+    offset: (i32, i32),
+    k: f64,
+) -> (RgbaImage, bool) {
+    let clipped = crop.width < full.0 as i32 || crop.height < full.1 as i32;
+    let mut data = if clipped {
+        [0u8, 0, 0, 255].repeat(full.0 as usize * full.1 as usize)
+    } else {
+        vec![0u8; full.0 as usize * full.1 as usize * 4]
+    };
+    let (ox, oy) = (
+        (offset.0 as f64 * k).round() as i32,
+        (offset.1 as f64 * k).round() as i32,
+    );
+    for row in 0..crop.height {
+        let sy = (crop.y + row) as usize;
+        let dy = (crop.y + row - oy) as usize;
+        if dy >= full.1 as usize {
+            break;
+        }
+        let (sx, dx) = (crop.x as usize, (crop.x - ox) as usize);
+        let n = (crop.width as usize).min(full.0 as usize - dx);
+        let src = (sy * img.width as usize + sx) * 4;
+        let dst = (dy * full.0 as usize + dx) * 4;
+        let out_row = &mut data[dst..dst + n * 4];
+        out_row.copy_from_slice(&img.data[src..src + n * 4]);
+        for px in out_row.chunks_exact_mut(4) {
+            px[3] = 255;
+        }
+    }
+    let out = RgbaImage {
+        width: full.0,
+        height: full.1,
+        data,
+    };
+    (out, clipped)
+}
+
 /// The window's own part of a window-stream frame: mutter puts the buffer at the frame's top
 /// left, so the visible window is at (frame − buffer) in buffer px, times the monitor scale;
 /// clipped to the frame (a window wider than the monitor loses its right edge).

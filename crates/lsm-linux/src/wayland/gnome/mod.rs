@@ -74,6 +74,9 @@ pub struct Gnome {
     logical_layout: std::sync::atomic::AtomicBool,
     /// Set when input and pixels go through the desktop portal instead of mutter's API.
     portal: Option<GnomePortal>,
+    /// Set (to why mutter's window streams cannot be read) when pixels come from the desktop
+    /// portal's Screenshot of the whole screen instead.
+    screenshot_portal: std::sync::OnceLock<String>,
 }
 
 /// A window's pixels as captured.
@@ -85,6 +88,8 @@ pub struct WindowPixels {
     pub from_screen: bool,
     /// From the screen, and other windows lie over part of this one: those parts show them.
     pub covered: bool,
+    /// Through the desktop portal's Screenshot (why the window's stream was not used).
+    pub screenshot_portal: Option<String>,
 }
 
 /// `org.gnome.Mutter.DisplayConfig.GetCurrentState`'s reply, read for its layout mode.
@@ -173,6 +178,7 @@ impl Gnome {
             clipboard: tokio::sync::OnceCell::new(),
             logical_layout: std::sync::atomic::AtomicBool::new(false),
             portal,
+            screenshot_portal: std::sync::OnceLock::new(),
         };
         g.list().await?;
         g.read_layout().await;
@@ -210,6 +216,19 @@ impl Gnome {
     /// Why input and pixels go through the desktop portal (None: mutter's own API).
     pub fn portal_reason(&self) -> Option<&str> {
         self.portal.as_ref().map(|p| p.reason.as_str())
+    }
+
+    /// Where mutter's window streams cannot be read (`why`): pixels from the desktop portal's
+    /// Screenshot when it will take them without asking. None: it will (and is used from now
+    /// on); else why there are no screenshots at all.
+    pub async fn fall_back_to_screenshot_portal(&self, why: String) -> Option<String> {
+        match crate::wayland::portal::screenshot::refusal(&self.conn).await {
+            None => {
+                let _ = self.screenshot_portal.set(why);
+                None
+            }
+            Some(no) => Some(format!("{why}; and {no}")),
+        }
     }
 
     /// Stage px per logical px of a window: its monitor's scale in the physical layout, 1 in
@@ -617,70 +636,41 @@ impl Gnome {
     pub async fn capture_window(&self, handle: u32) -> GuiResult<WindowPixels> {
         let w = self.shell_window(handle)?;
         let started = Instant::now();
-        let (frame_img, shown) = match self.stream_frame(handle, &w).await {
-            Err(e) if e.code == ErrorCode::Timeout => {
-                // No first frame: mutter sent the stream's first frame before the helper was
-                // listening, and an idle window sends no other (seen once in several suite runs).
-                // A new session and helper get one.
-                tracing::info!("no first frame from the window's stream; starting it again");
-                self.restart_stream(handle).await;
-                self.stream_frame(handle, &w).await?
-            }
-            other => other?,
+        let screenshot_portal = self.screenshot_portal.get().cloned();
+        let from_screen = self.portal.is_some() || screenshot_portal.is_some();
+        let (frame_img, shown) = if screenshot_portal.is_some() {
+            // The whole stage: the shell's list says where the screen lies in stage px.
+            let img = crate::wayland::portal::screenshot::take(&self.conn).await?;
+            (Arc::new(img), self.screen_rect().await?)
+        } else {
+            self.stream_frame_once_more(handle, &w).await?
         };
         let decoded = started.elapsed();
         let frame = Rect::from(w.frame);
-        // Stream pixels per stage pixel: a window stream is in its buffer's physical px; a
-        // monitor stream's image spans the monitor.
-        let k = match &self.portal {
-            Some(_) => frame_img.width as f64 / shown.width.max(1) as f64,
-            None => w.scale / self.stage_scale(&w),
+        // Pixels per stage pixel: a window stream is in its buffer's physical px; a monitor
+        // stream's or a screenshot's image spans the monitor or the screen.
+        let k = if from_screen {
+            frame_img.width as f64 / shown.width.max(1) as f64
+        } else {
+            w.scale / self.stage_scale(&w)
         };
         let full = (
             (frame.width as f64 * k).round() as u32,
             (frame.height as f64 * k).round() as u32,
         );
         let crop = stream_frames::window_crop((frame_img.width, frame_img.height), frame, shown, k)
-            .ok_or_else(|| match &self.portal {
-                Some(_) => GuiError::new(
+            .ok_or_else(|| match (&self.portal, &screenshot_portal) {
+                (_, Some(_)) => GuiError::new(ErrorCode::UnsupportedAction, "the window is off the screen"),
+                (Some(_), _) => GuiError::new(
                     ErrorCode::UnsupportedAction,
                     "the window is not on the monitor shared with lsm through the desktop portal: move it there \
                      (or restart lsm and share its monitor) to capture it",
                 ),
-                None => GuiError::backend("the window is not in its stream's frame"),
+                (None, None) => GuiError::backend("the window is not in its stream's frame"),
             })?;
-        let clipped = crop.width < full.0 as i32 || crop.height < full.1 as i32;
-        // What the stream does not show (a clipped part) is opaque black; so are transparent
-        // pixels (the shadow): rows are copied, then their alpha set.
-        let mut data = if clipped {
-            [0u8, 0, 0, 255].repeat(full.0 as usize * full.1 as usize)
-        } else {
-            vec![0u8; full.0 as usize * full.1 as usize * 4]
-        };
-        let origin = ((frame.x - shown.x) as f64 * k, (frame.y - shown.y) as f64 * k);
-        let (ox, oy) = (origin.0.round() as i32, origin.1.round() as i32);
-        for row in 0..crop.height {
-            let sy = (crop.y + row) as usize;
-            let dy = (crop.y + row - oy) as usize;
-            if dy >= full.1 as usize {
-                break;
-            }
-            let (sx, dx) = (crop.x as usize, (crop.x - ox) as usize);
-            let n = (crop.width as usize).min(full.0 as usize - dx);
-            let src = (sy * frame_img.width as usize + sx) * 4;
-            let dst = (dy * full.0 as usize + dx) * 4;
-            let out_row = &mut data[dst..dst + n * 4];
-            out_row.copy_from_slice(&frame_img.data[src..src + n * 4]);
-            for px in out_row.chunks_exact_mut(4) {
-                px[3] = 255;
-            }
-        }
-        let out = RgbaImage {
-            width: full.0,
-            height: full.1,
-            data,
-        };
-        let covered = self.portal.is_some() && self.covered_by_others(&w).await;
+        let (out, clipped) =
+            stream_frames::cut_to_frame(&frame_img, crop, full, (frame.x - shown.x, frame.y - shown.y), k);
+        let covered = from_screen && self.covered_by_others(&w).await;
         tracing::debug!(
             "window frame: {decoded:?} to the decoded frame, {:?} in all",
             started.elapsed()
@@ -688,9 +678,29 @@ impl Gnome {
         Ok(WindowPixels {
             image: out,
             clipped,
-            from_screen: self.portal.is_some(),
+            from_screen,
             covered,
+            screenshot_portal,
         })
+    }
+
+    /// The latest frame of the window's stream, the stream started again once when it sent none.
+    async fn stream_frame_once_more(
+        &self,
+        handle: u32,
+        w: &ShellWindow,
+    ) -> GuiResult<(Arc<RgbaImage>, Rect)> {
+        match self.stream_frame(handle, w).await {
+            Err(e) if e.code == ErrorCode::Timeout => {
+                // No first frame: mutter sent the stream's first frame before the helper was
+                // listening, and an idle window sends no other (seen once in several suite runs).
+                // A new session and helper get one.
+                tracing::info!("no first frame from the window's stream; starting it again");
+                self.restart_stream(handle).await;
+                self.stream_frame(handle, w).await
+            }
+            other => other,
+        }
     }
 
     /// Whether a window higher in the stacking order overlaps `w`'s frame.

@@ -16,6 +16,10 @@
 //! corner is where the compositor says the pointer went (kwin 5.27 clamps it to (1, 1), not
 //! (0, 0)); fake-input motion is not accelerated, so the pointer lands on the exact pixel
 //! (KWin moves it by whole pixels: callers aim at integer points).
+//!
+//! `screenshot.rs`: the Screenshot portal, GNOME's last way to pixels.
+
+pub mod screenshot;
 
 use super::input::RemoteInput;
 use async_trait::async_trait;
