@@ -172,3 +172,15 @@ impl fmt::Display for GuiError {
 impl std::error::Error for GuiError {}
 
 pub type GuiResult<T> = Result<T, GuiError>;
+
+/// `fut`, or a `TIMEOUT` error naming `what` once `limit` has passed: every call that waits on
+/// an application or a machine is bounded by this one rule.
+pub async fn within<T>(
+    limit: std::time::Duration,
+    what: &str,
+    fut: impl std::future::Future<Output = GuiResult<T>>,
+) -> GuiResult<T> {
+    tokio::time::timeout(limit, fut)
+        .await
+        .unwrap_or_else(|_| Err(GuiError::timeout(what)))
+}

@@ -322,9 +322,7 @@ pub(crate) async fn bounded<T>(
     what: &str,
     fut: impl std::future::Future<Output = GuiResult<T>>,
 ) -> GuiResult<T> {
-    tokio::time::timeout(CALL_TIMEOUT, fut)
-        .await
-        .unwrap_or_else(|_| Err(GuiError::timeout(what)))
+    crate::error::within(CALL_TIMEOUT, what, fut).await
 }
 
 /// An observation before its `state_id` is issued.

@@ -8,7 +8,7 @@ use crate::Machines;
 use axum::body::Bytes;
 use axum::http::StatusCode;
 use axum::response::Response;
-use lsm_core::{GuiError, GuiResult};
+use lsm_core::GuiResult;
 use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -33,9 +33,7 @@ pub(crate) async fn within<T>(
     what: &str,
     fut: impl std::future::Future<Output = GuiResult<T>>,
 ) -> GuiResult<T> {
-    tokio::time::timeout(CALL_TIMEOUT, fut)
-        .await
-        .unwrap_or_else(|_| Err(GuiError::timeout(what)))
+    lsm_core::error::within(CALL_TIMEOUT, what, fut).await
 }
 
 /// A request body that is a JSON object.
