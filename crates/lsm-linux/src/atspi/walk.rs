@@ -373,7 +373,8 @@ impl Atspi {
         let mut early_extents = None;
         let mut b = match pre.and_then(|p| p.basics.get(&obj)) {
             Some(b) => {
-                if extents_first && b.interfaces.iter().any(|i| i == "Component") {
+                // A hidden object is dropped below without any call: no extents for it.
+                if extents_first && !hidden(&b.states) && b.interfaces.iter().any(|i| i == "Component") {
                     let e = read_extents().await;
                     if scrolled_out(area_of(e), clip) {
                         return Ok(Some(Fetched::dropped(
