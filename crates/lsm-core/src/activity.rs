@@ -24,6 +24,19 @@ pub struct ActivityEvent {
     pub reach: Reach,
 }
 
+/// States whose change shows, hides or moves elements (a menu opened, a row expanded, a
+/// window minimised): an event of one of them may have changed anything in the window.
+pub const LAYOUT_STATES: &[&str] = &[
+    "showing",
+    "visible",
+    "defunct",
+    "expanded",
+    "collapsed",
+    "iconified",
+    "modal",
+    "active",
+];
+
 /// What an event may have changed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Reach {

@@ -150,6 +150,20 @@ pub trait DesktopBackend: Send + Sync {
     fn activity(&self, _window: &WindowInfo) -> Option<Activity> {
         None
     }
+    /// Reads again, as `observe` reports them, the states of these elements of an earlier
+    /// observation of the window (found by their keys, [`crate::RawElement::key`]): `None` for
+    /// one that is gone. Used where the application's events say that only these states changed
+    /// (see `catch_up.rs`); a backend that cannot answers an error and the window is walked.
+    async fn reread_states(
+        &self,
+        _window_id: &str,
+        _elements: &[&crate::RawElement],
+    ) -> GuiResult<Vec<Option<Vec<String>>>> {
+        Err(crate::GuiError::new(
+            crate::ErrorCode::UnsupportedAction,
+            "this backend reads elements only by walking the window",
+        ))
+    }
     /// Why this backend must be replaced by a fresh connection before the next call (its
     /// display server or accessibility bus went away and may be back), read without a call to
     /// anything slow. `None`: it is fine.

@@ -8,9 +8,8 @@ use crate::error::{ErrorCode, GuiError, GuiResult};
 use crate::ids::ElementIds;
 use crate::image::ImageFormat;
 use crate::limits::Limits;
-use crate::model::Query;
-use crate::model::{ObserveRequest, WindowInfo};
-use crate::observe::{number_elements, render_screenshot, secret_areas, Numbered, RenderedShot};
+use crate::model::ObserveRequest;
+use crate::observe::{render_screenshot, RenderedShot};
 use crate::output::{
     ActionOutput, ActionRequest, CoordinateSpace, FrameOutput, FrameRequest, HumanActionRequest, ListOutput,
     ScreenshotInfo, StateOutput, StateRequest,
@@ -18,10 +17,9 @@ use crate::output::{
 use crate::person::{Person, PersonCommand, PersonState};
 use crate::policy::{self, Intent, LivePolicy, Policy};
 use crate::space::Space;
-use crate::state::{ElementRef, Observation, Shown, StateStore};
+use crate::state::{ElementRef, Observation, StateStore};
 use crate::step::Judging;
 use async_trait::async_trait;
-use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::Mutex;
@@ -53,16 +51,16 @@ pub trait GuiService: Send + Sync {
 
 /// The service for the desktop this process runs on.
 pub struct LocalGui {
-    machine: String,
-    limits: Limits,
+    pub(crate) machine: String,
+    pub(crate) limits: Limits,
     connector: Arc<dyn BackendConnector>,
     backend: Mutex<Option<Arc<dyn DesktopBackend>>>,
     /// The last failed connection, answered again for [`RETRY_CONNECT`] (a machine without a
     /// desktop does not look for one on every call).
     last_failure: std::sync::Mutex<Option<(std::time::Instant, GuiError)>>,
-    store: StateStore,
+    pub(crate) store: StateStore,
     /// Element ids that stay with their controls across observations.
-    ids: ElementIds,
+    pub(crate) ids: ElementIds,
     /// Where every input that reached the desktop is recorded (None: not recorded).
     audit: Option<Arc<AuditLog>>,
     /// Which windows the model may observe and act on (None: all of them).
@@ -184,7 +182,7 @@ impl LocalGui {
         Ok(b)
     }
 
-    fn observe_request(&self, r: &StateRequest) -> GuiResult<ObserveRequest> {
+    pub(crate) fn observe_request(&self, r: &StateRequest) -> GuiResult<ObserveRequest> {
         let max_elements = pick(
             "max_elements",
             r.max_elements,
@@ -297,7 +295,7 @@ fn at_index(mut e: GuiError, i: usize, spec: &ActionSpec) -> GuiError {
     e
 }
 
-fn pick(name: &str, v: Option<u64>, default: u64, min: u64, max: u64) -> GuiResult<u64> {
+pub(crate) fn pick(name: &str, v: Option<u64>, default: u64, min: u64, max: u64) -> GuiResult<u64> {
     match v {
         None => Ok(default),
         Some(v) if v < min => Err(GuiError::invalid(format!("{name} must be at least {min}"))),
@@ -310,7 +308,7 @@ fn pick(name: &str, v: Option<u64>, default: u64, min: u64, max: u64) -> GuiResu
 }
 
 /// Image work (resampling, encoding) on a blocking thread, off the async workers.
-async fn encode_off_thread(
+pub(crate) async fn encode_off_thread(
     f: impl FnOnce() -> GuiResult<RenderedShot> + Send + 'static,
 ) -> GuiResult<RenderedShot> {
     tokio::task::spawn_blocking(f)
@@ -323,226 +321,6 @@ pub(crate) async fn bounded<T>(
     fut: impl std::future::Future<Output = GuiResult<T>>,
 ) -> GuiResult<T> {
     crate::error::within(CALL_TIMEOUT, what, fut).await
-}
-
-/// An observation before its `state_id` is issued.
-pub(crate) struct Looked {
-    pub out: StateOutput,
-    pub refs: HashMap<String, ElementRef>,
-    pub space: Space,
-    /// Neither filtered by a query nor cut short: every element of the window is in `out`.
-    pub complete: bool,
-    pub request: StateRequest,
-    /// The windows listed beside the walk.
-    pub windows: Option<Vec<WindowInfo>>,
-}
-
-impl LocalGui {
-    /// Observes a window as `gui_state` does, without issuing a `state_id` (the caller issues
-    /// one for the observation it keeps).
-    pub(crate) async fn look(&self, request: StateRequest) -> GuiResult<Looked> {
-        let asked = request.clone();
-        if request.window_id.is_empty() {
-            return Err(GuiError::invalid("window_id is required (from gui_list)"));
-        }
-        let observe = self.observe_request(&request)?;
-        let query = request
-            .query
-            .as_deref()
-            .map(|q| Query::parse(q, self.limits.query_bytes))
-            .transpose()?;
-        if query.is_some() && !request.include_elements {
-            return Err(GuiError::invalid(
-                "query filters the elements: leave include_elements true (or drop query)",
-            ));
-        }
-        let quality = match (request.image_format, request.image_quality) {
-            (ImageFormat::Jpeg, q) => pick("image_quality", q, 80, 1, 100)? as u8,
-            (_, None) => 80,
-            (f, Some(_)) => {
-                return Err(GuiError::invalid(format!(
-                    "image_quality applies to jpeg only; {} is lossless (drop image_quality or use image_format \"jpeg\")",
-                    f.name()
-                )))
-            }
-        };
-        let backend = self.backend().await?;
-        let format = request.image_format;
-        // The image is captured and encoded (as if nothing were secret) while the tree is walked;
-        // it is encoded again only when the walk finds a password field or a different size.
-        let walk_only = ObserveRequest {
-            screenshot: false,
-            query: query.clone(),
-            ..observe
-        };
-        // A backend that cannot capture (its `gui_list` notes say why) observes without the
-        // image; the observation says so instead of failing.
-        let can_shoot = backend.info().capabilities.iter().any(|c| c == "screenshot");
-        let shooting = observe.screenshot && can_shoot;
-        let max_edge = self.limits.max_image_edge;
-        let started = std::time::Instant::now();
-        // The window list as of this observation, for the change list of the gui_action that
-        // uses it (read beside the walk: it costs the walk nothing).
-        let (walked, shot, windows) = tokio::join!(
-            async {
-                let r = bounded(
-                    "observing the window",
-                    backend.observe(&request.window_id, &walk_only),
-                )
-                .await;
-                tracing::debug!("gui_state: walk {:?}", started.elapsed());
-                r
-            },
-            async {
-                if !shooting {
-                    return Ok(None);
-                }
-                let captured = bounded("capturing the window", backend.capture(&request.window_id)).await?;
-                tracing::debug!("gui_state: captured {:?}", started.elapsed());
-                let Some(shot) = captured.screenshot else {
-                    return Err(GuiError::backend("the backend returned no screenshot"));
-                };
-                let b = captured.window.bounds;
-                let space = Space::for_window(b.width, b.height, max_edge);
-                let image = Arc::new(shot.image);
-                let pixels = image.clone();
-                let rendered =
-                    encode_off_thread(move || render_screenshot(&pixels, &space, &[], format, quality))
-                        .await?;
-                tracing::debug!("gui_state: encoded {:?}", started.elapsed());
-                Ok(Some((image, shot.occluded, space, rendered, captured.notes)))
-            },
-            async { bounded("listing windows", backend.list_windows()).await.ok() }
-        );
-        let mut snap = walked?;
-        let shot = shot?;
-        let window = snap.window;
-        let space = Space::for_window(
-            window.bounds.width,
-            window.bounds.height,
-            self.limits.max_image_edge,
-        );
-        let secrets = secret_areas(&snap.elements);
-        let (numbered, walk_truncated, mut truncated_reason) = if request.include_elements {
-            let ids = self.ids.assign(&window.window_id, &snap.elements);
-            let n = number_elements(
-                snap.elements,
-                &ids,
-                &space,
-                query.as_ref(),
-                self.limits.elements_json_bytes,
-            );
-            (n, snap.truncated, snap.truncated_reason)
-        } else {
-            // Walked only to find password fields: nothing of it is returned.
-            (Numbered::default(), false, None)
-        };
-        if numbered.over_budget {
-            truncated_reason = Some(format!(
-                "element list reached {} KiB; ask for fewer elements, a smaller max_depth or use query",
-                self.limits.elements_json_bytes / 1024
-            ));
-        }
-        if observe.screenshot && !can_shoot {
-            let why = backend
-                .info()
-                .notes
-                .into_iter()
-                .find(|n| n.starts_with("no screenshots:"))
-                .unwrap_or_else(|| "no screenshots: this machine's backend cannot capture windows".into());
-            snap.notes.push(format!("{why} (the observation has no image)"));
-        }
-        let mut feed_image = None;
-        let (screenshot, image) = match shot {
-            Some((pixels, occluded, drawn_in, speculative, capture_notes)) => {
-                feed_image = self.feed_image(&pixels, &window, &secrets).await;
-                let rendered = if secrets.is_empty() && drawn_in == space {
-                    speculative
-                } else {
-                    encode_off_thread(move || render_screenshot(&pixels, &space, &secrets, format, quality))
-                        .await?
-                };
-                for note in capture_notes {
-                    if !snap.notes.contains(&note) {
-                        snap.notes.push(note);
-                    }
-                }
-                let info = ScreenshotInfo {
-                    format: format.name().into(),
-                    width: rendered.image.width,
-                    height: rendered.image.height,
-                    bytes: rendered.image.bytes.len(),
-                    quality: (format == ImageFormat::Jpeg).then_some(quality),
-                    occluded,
-                    redacted: rendered.redacted,
-                };
-                (Some(info), Some(rendered.image))
-            }
-            None => (None, None),
-        };
-        let mut coordinate_space = CoordinateSpace::of(&space, snap.scale);
-        coordinate_space.note = crate::space::space_note(
-            &space,
-            &window,
-            self.limits.max_image_edge,
-            coordinate_space.display_scale,
-        );
-        let complete = query.is_none() && !(walk_truncated || numbered.over_budget);
-        let out = StateOutput {
-            state_id: String::new(),
-            expires_in_ms: self.store.ttl().as_millis() as u64,
-            machine: self.machine.clone(),
-            window,
-            coordinate_space,
-            element_count: numbered.elements.len(),
-            folded: numbered.folded,
-            elements: numbered.elements,
-            query: query.is_some().then(|| request.query.clone()).flatten(),
-            matched: numbered.matched,
-            truncated: walk_truncated || numbered.over_budget,
-            truncated_reason,
-            screenshot,
-            notes: snap.notes,
-            image,
-            feed_image,
-        };
-        Ok(Looked {
-            out,
-            refs: numbered.refs,
-            space,
-            complete,
-            request: asked,
-            windows,
-        })
-    }
-
-    /// Forgets what was remembered of a window that closed.
-    pub(crate) fn forget_window(&self, window_id: &str) {
-        self.ids.forget(window_id);
-    }
-
-    /// Issues the `state_id` of an observation; the observation keeps what it showed, for the
-    /// change list of the `gui_action` that uses it.
-    pub(crate) fn issue(&self, looked: Looked) -> StateOutput {
-        let Looked {
-            mut out,
-            refs,
-            space,
-            complete,
-            request,
-            windows,
-        } = looked;
-        let shown = Shown {
-            elements: Arc::new(out.elements.clone()),
-            complete,
-            request,
-            windows,
-        };
-        out.state_id = self
-            .store
-            .issue_shown(out.window.clone(), refs, space, Some(shown));
-        out
-    }
 }
 
 #[async_trait]

@@ -15,14 +15,15 @@
 //! compared now and then, and a change that only pixels show ends the wait once they are
 //! still. An action whose effect the backend read back waits only for the quiet.
 
-use crate::activity::Activity;
+use crate::activity::{Activity, Reach};
 use crate::changes::pixels_changed_outside;
 use crate::error::{ErrorCode, GuiError, GuiResult};
 use crate::geometry::Rect;
 use crate::limits::MAX_SETTLE;
+use crate::looked::{Base, Looked};
 use crate::model::{Element, WindowInfo};
 use crate::output::{ActionRequest, StateRequest};
-use crate::service::{bounded, LocalGui, Looked};
+use crate::service::{bounded, LocalGui};
 use crate::RgbaImage;
 use std::time::{Duration, Instant};
 
@@ -31,8 +32,13 @@ const POLL: Duration = Duration::from_millis(25);
 /// How long the window must stay unchanged to count as settled, without events.
 const QUIET: Duration = Duration::from_millis(100);
 /// The shortest quiet period after the last event once the effect is there: the events of one
-/// reaction come in one burst, a few ms apart.
+/// reaction come in one burst, a few ms apart, and what a toolkit lays out again comes with its
+/// next frame (GTK 3 maps a widget shown by the reaction up to a 60 Hz frame later).
 const EFFECT_QUIET: Duration = Duration::from_millis(20);
+/// The same where every event since the action only changed a state of its sender that shows,
+/// hides or moves nothing ([`Reach::OwnState`]): such a change lays nothing out again, so no
+/// frame-late event follows it.
+const OWN_STATE_QUIET: Duration = Duration::from_millis(10);
 /// The shortest quiet period after the last event while no effect is there yet. Longer than
 /// the frame of any animation that sends events (a 50 ms tick is caught by its second event).
 const MIN_QUIET: Duration = Duration::from_millis(60);
@@ -64,11 +70,18 @@ const PIXEL_POLL: Duration = Duration::from_millis(250);
 /// effect was seen only in a later walk (GTK 4 sends its first event 250 ms after the action:
 /// a late start, not an animation); an effect read back at once counts it (an animation ticking
 /// after a toggle is caught by its first tick).
-pub(crate) fn quiet_needed(actions_end: Instant, events: &[Instant], effect: Effect) -> Duration {
-    let shortest = if effect == Effect::Unseen {
-        MIN_QUIET
-    } else {
-        EFFECT_QUIET
+/// `own_states`: some event came, and all of them since the action only changed their sender's
+/// own state.
+pub(crate) fn quiet_needed(
+    actions_end: Instant,
+    events: &[Instant],
+    effect: Effect,
+    own_states: bool,
+) -> Duration {
+    let shortest = match (effect, own_states) {
+        (Effect::Unseen, _) => MIN_QUIET,
+        (_, true) => OWN_STATE_QUIET,
+        (_, false) => EFFECT_QUIET,
     };
     let mut previous: Option<Instant> = (effect != Effect::SeenLater).then_some(actions_end);
     let mut longest = Duration::ZERO;
@@ -173,6 +186,16 @@ pub(crate) struct SettleJob<'a> {
     pub(crate) effect: &'a (dyn Fn(&Probe) -> Shows + Sync),
     /// Pixels before the action of a window with elements, to notice a change only they show.
     pub(crate) pixels_before: Option<PixelsBefore<'a>>,
+    /// The observation the action is judged against, to be brought up to date where the
+    /// events allow (`catch_up.rs`) instead of walking the window.
+    pub(crate) base: Option<Base<'a>>,
+}
+
+/// Whether some event came at or after `since`, and every one of them changed only a state of
+/// its sender that shows, hides or moves nothing.
+fn own_states(activity: &Activity, since: Instant) -> bool {
+    let mut after = activity.recent.iter().filter(|e| e.at >= since).peekable();
+    after.peek().is_some() && after.all(|e| e.reach == Reach::OwnState)
 }
 
 /// Events of the activity that came at or after `since`.
@@ -238,6 +261,26 @@ impl LocalGui {
                 gone: e.code == ErrorCode::WindowNotFound,
             },
         }
+    }
+
+    /// A look once events came: the last observation (else the job's) brought up to date where
+    /// the events allow, else a walk.
+    async fn look_after_events(&self, job: &SettleJob<'_>, last: Option<&Probe>) -> Probe {
+        let base = match last {
+            Some(p) => p.looked.as_ref().and_then(Base::of),
+            None => job.base,
+        };
+        if let Some(base) = base {
+            if let Some(looked) = self.catch_up(base, job.window).await {
+                return Probe {
+                    windows: looked.windows.clone(),
+                    looked: Some(looked),
+                    pixels: None,
+                    gone: false,
+                };
+            }
+        }
+        self.probe(job.request, false).await
     }
 
     /// Compares the window's pixels now with `before`: `Some(None)` the same, `Some(Some(r))`
@@ -334,7 +377,7 @@ impl LocalGui {
         }
         let mut walk_began = Instant::now();
         tracing::trace!("settle: first walk {:?} after the action", actions_end.elapsed());
-        let mut last = self.probe(job.request, false).await;
+        let mut last = self.look_after_events(job, None).await;
         let (first, mut look_again) = seen_now((job.effect)(&last), actions_end.elapsed());
         tracing::trace!(
             "settle: first walk done at {:?}, effect seen {first}",
@@ -357,7 +400,13 @@ impl LocalGui {
                 .filter(|&at| at >= actions_end)
                 .unwrap_or(actions_end);
             let since_last = last_event.elapsed();
-            let quiet = since_last >= quiet_needed(actions_end, &now.times(), effect_state(seen));
+            let quiet = since_last
+                >= quiet_needed(
+                    actions_end,
+                    &now.times(),
+                    effect_state(seen),
+                    own_states(&now, actions_end),
+                );
             let stale = events_since(&now, walk_began) > 0;
             let waited = actions_end.elapsed();
             if quiet && !stale && seen {
@@ -367,7 +416,7 @@ impl LocalGui {
             if waited >= job.bound {
                 if stale {
                     // Not quiet: the observation is at least current.
-                    last = self.probe(job.request, false).await;
+                    last = self.look_after_events(job, Some(&last)).await;
                 }
                 let settled = quiet && !stale && !last.gone;
                 return Settled { settled, last };
@@ -397,7 +446,13 @@ impl LocalGui {
             if rewalk {
                 tracing::trace!("settle: walk again at {waited:?} (stale {stale}, seen {seen})");
                 walk_began = Instant::now();
-                last = self.probe(job.request, false).await;
+                // Events came: the last look brought up to date where they allow. Waiting for an
+                // effect that sent none: the window walked, as no event says where to look.
+                last = if stale {
+                    self.look_after_events(job, Some(&last)).await
+                } else {
+                    self.probe(job.request, false).await
+                };
                 let (now_seen, again) = seen_now((job.effect)(&last), actions_end.elapsed());
                 seen = seen || now_seen;
                 look_again = again;
@@ -449,16 +504,16 @@ mod tests {
     #[test]
     fn a_burst_needs_the_shortest_quiet() {
         let end = Instant::now();
-        assert_eq!(quiet_needed(end, &[], Effect::Unseen), MIN_QUIET);
+        assert_eq!(quiet_needed(end, &[], Effect::Unseen, false), MIN_QUIET);
         assert_eq!(
-            quiet_needed(end, &at(end, &[1, 2, 3, 12]), Effect::Unseen),
+            quiet_needed(end, &at(end, &[1, 2, 3, 12]), Effect::Unseen, false),
             MIN_QUIET
         );
         assert_eq!(
-            quiet_needed(end, &at(end, &[1, 2, 3, 6]), Effect::SeenLater),
+            quiet_needed(end, &at(end, &[1, 2, 3, 6]), Effect::SeenLater, false),
             EFFECT_QUIET
         );
-        assert_eq!(quiet_needed(end, &[], Effect::AtOnce), EFFECT_QUIET);
+        assert_eq!(quiet_needed(end, &[], Effect::AtOnce, false), EFFECT_QUIET);
     }
 
     #[test]
@@ -466,23 +521,62 @@ mod tests {
         let end = Instant::now();
         // GTK 4 emits `clicked` 250 ms after the accessible action returned.
         assert_eq!(
-            quiet_needed(end, &at(end, &[250, 251, 253]), Effect::SeenLater),
+            quiet_needed(end, &at(end, &[250, 251, 253]), Effect::SeenLater, false),
             EFFECT_QUIET
         );
-        assert_eq!(quiet_needed(end, &at(end, &[250]), Effect::Unseen), MAX_QUIET);
+        assert_eq!(
+            quiet_needed(end, &at(end, &[250]), Effect::Unseen, false),
+            MAX_QUIET
+        );
     }
 
     #[test]
     fn an_animation_needs_more_quiet_than_its_tick() {
         let end = Instant::now();
-        let q = quiet_needed(end, &at(end, &[2, 52]), Effect::Unseen);
+        let q = quiet_needed(end, &at(end, &[2, 52]), Effect::Unseen, false);
         assert!(q > Duration::from_millis(50), "{q:?}");
-        let q = quiet_needed(end, &at(end, &[2, 52, 102]), Effect::SeenLater);
+        let q = quiet_needed(end, &at(end, &[2, 52, 102]), Effect::SeenLater, false);
         assert!(q > Duration::from_millis(50), "{q:?}");
         // A toggle read back at once, then an animation's first tick.
-        let q = quiet_needed(end, &at(end, &[50]), Effect::AtOnce);
+        let q = quiet_needed(end, &at(end, &[50]), Effect::AtOnce, false);
         assert!(q > Duration::from_millis(50), "{q:?}");
-        assert_eq!(quiet_needed(end, &at(end, &[300]), Effect::Unseen), MAX_QUIET);
+        assert_eq!(
+            quiet_needed(end, &at(end, &[300]), Effect::Unseen, false),
+            MAX_QUIET
+        );
+    }
+
+    #[test]
+    fn an_own_state_burst_needs_less_quiet_once_the_effect_is_there() {
+        let end = Instant::now();
+        let burst = at(end, &[1, 2, 3]);
+        assert_eq!(
+            quiet_needed(end, &burst, Effect::SeenLater, true),
+            OWN_STATE_QUIET
+        );
+        assert_eq!(quiet_needed(end, &burst, Effect::SeenLater, false), EFFECT_QUIET);
+        assert_eq!(quiet_needed(end, &burst, Effect::Unseen, true), MIN_QUIET);
+        // Spaced events still need twice their spacing.
+        let q = quiet_needed(end, &at(end, &[2, 52]), Effect::SeenLater, true);
+        assert!(q > Duration::from_millis(50), "{q:?}");
+        let a = Activity {
+            count: 2,
+            recent: vec![
+                crate::activity::ActivityEvent {
+                    at: end - Duration::from_millis(5),
+                    source: "x".into(),
+                    reach: Reach::Anything,
+                },
+                crate::activity::ActivityEvent {
+                    at: end + Duration::from_millis(1),
+                    source: "y".into(),
+                    reach: Reach::OwnState,
+                },
+            ],
+        };
+        assert!(own_states(&a, end));
+        assert!(!own_states(&a, end - Duration::from_millis(10)));
+        assert!(!own_states(&a, end + Duration::from_millis(5)));
     }
 
     #[test]
@@ -490,7 +584,7 @@ mod tests {
         let start = Instant::now();
         let end = start + Duration::from_millis(500);
         assert_eq!(
-            quiet_needed(end, &at(start, &[0, 200, 400, 501]), Effect::Unseen),
+            quiet_needed(end, &at(start, &[0, 200, 400, 501]), Effect::Unseen, false),
             MIN_QUIET
         );
     }

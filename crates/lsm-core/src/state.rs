@@ -48,6 +48,23 @@ pub struct Shown {
     pub request: crate::output::StateRequest,
     /// The windows listed with it (what "opened" and "closed" are counted from).
     pub windows: Option<Vec<WindowInfo>>,
+    /// The walk it was made of, to bring it up to date (`catch_up.rs`).
+    pub(crate) walked: Option<Walked>,
+}
+
+/// The backend's walk an observation was made of, kept so that the observation can be brought
+/// up to date by reading again only what events say changed (`catch_up.rs`).
+#[derive(Debug, Clone)]
+pub(crate) struct Walked {
+    /// The snapshot as the backend returned it, without an image.
+    pub raw: std::sync::Arc<crate::model::Snapshot>,
+    /// When the walk began: an event from then on may or may not be in it.
+    pub began: std::time::Instant,
+    /// The windows listed beside it (the observed window's entry must still be the same for
+    /// the walk to be brought up to date).
+    pub windows: Option<Vec<WindowInfo>>,
+    /// The observation showed every element of the window (no query, nothing cut).
+    pub complete: bool,
 }
 
 struct Slot {

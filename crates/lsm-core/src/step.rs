@@ -13,11 +13,13 @@ use crate::effect::{
     Intent, ReadBack, Seen, PERSIST,
 };
 use crate::geometry::Rect;
+use crate::looked::Base;
 use crate::model::{Element, WindowInfo};
 use crate::output::{ActionOutput, ActionRequest, ObserveAfter, StateRequest};
 use crate::service::LocalGui;
 use crate::settle::{PixelsBefore, Probe, SettleJob, Settled, Shows};
 use crate::state::Observation;
+use crate::state::Walked;
 use crate::RgbaImage;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -38,8 +40,10 @@ pub(crate) struct Judging {
     /// The observation the call's actions began on (for the call's change list).
     first_elements: Arc<Vec<Element>>,
     first_windows: Option<Vec<WindowInfo>>,
-    /// What the next action is judged against: the last settled observation.
+    /// What the next action is judged against: the last settled observation ...
     elements: Vec<Element>,
+    /// ... and the walk it was made of (to bring it up to date instead of walking again).
+    walked: Option<Walked>,
     windows: Option<Vec<WindowInfo>>,
     /// The window's pixels right before the current action, where they are compared.
     pixels: Option<(RgbaImage, f64)>,
@@ -133,6 +137,7 @@ impl LocalGui {
             pixel_mode: first_elements.is_empty(),
             complete: shown.is_some_and(|s| s.complete),
             elements: first_elements.to_vec(),
+            walked: shown.and_then(|s| s.walked.clone()),
             first_elements,
             first_windows: shown.and_then(|s| s.windows.clone()),
             windows: shown.and_then(|s| s.windows.clone()),
@@ -168,10 +173,24 @@ impl LocalGui {
                     })
                 });
                 if moved_on {
-                    let now = self.probe(&judging.request, false).await;
-                    if let Some(l) = &now.looked {
+                    let caught_up = match &judging.walked {
+                        Some(walked) => {
+                            let base = Base {
+                                walked,
+                                request: &judging.request,
+                            };
+                            self.catch_up(base, &obs.window).await
+                        }
+                        None => None,
+                    };
+                    let now = match caught_up {
+                        Some(looked) => Some(looked),
+                        None => self.probe(&judging.request, false).await.looked,
+                    };
+                    if let Some(l) = now {
                         judging.elements = l.out.elements.clone();
-                        judging.windows = now.windows.clone();
+                        judging.windows = l.windows.clone();
+                        judging.walked = l.walked;
                     }
                 }
             }
@@ -187,7 +206,9 @@ impl LocalGui {
         }
         let intent = intent_of(spec, &j.elements);
         if j.pixel_mode || intent.wants_pixels() {
+            let t = Instant::now();
             j.pixels = self.pixels_of(&j.request.window_id).await;
+            tracing::trace!("before the action: pixels read in {:?}", t.elapsed());
         }
     }
 
@@ -275,6 +296,10 @@ impl LocalGui {
                     }),
                     _ => None,
                 },
+                base: j.walked.as_ref().map(|walked| Base {
+                    walked,
+                    request: &j.request,
+                }),
             })
             .await;
         j.settle_time += started.elapsed();
@@ -370,6 +395,7 @@ impl LocalGui {
         }
         if let Some(l) = &last.looked {
             j.elements = l.out.elements.clone();
+            j.walked = l.walked.clone();
         }
         if last.windows.is_some() {
             j.windows = last.windows.clone();

@@ -32,6 +32,12 @@ struct App {
     ticks: u64,
     /// Report events (`DesktopBackend::activity`), and when the actions sent them.
     events: Option<Vec<Instant>>,
+    /// The check box's events name it and say only its own state changed (as AT-SPI's
+    /// `state-changed:checked` does), so the service may read its states again instead of
+    /// walking the window; how often it did.
+    own_state_events: Vec<Instant>,
+    own_state: bool,
+    rereads: u32,
 }
 
 /// How long the "Deferred" button is pressed before its dialog opens.
@@ -71,17 +77,23 @@ impl App {
             let ticks = (start.elapsed().as_millis() / TICK.as_millis()) as u32;
             recent.extend((1..=ticks).map(|k| start + TICK * k));
         }
-        recent.sort();
+        let mut recent: Vec<ActivityEvent> = recent
+            .into_iter()
+            .map(|at| ActivityEvent {
+                at,
+                source: String::new(),
+                reach: Reach::Anything,
+            })
+            .chain(self.own_state_events.iter().map(|&at| ActivityEvent {
+                at,
+                source: "feature".into(),
+                reach: Reach::OwnState,
+            }))
+            .collect();
+        recent.sort_by_key(|e| e.at);
         Some(Activity {
             count: recent.len() as u64,
-            recent: recent
-                .into_iter()
-                .map(|at| ActivityEvent {
-                    at,
-                    source: String::new(),
-                    reach: Reach::Anything,
-                })
-                .collect(),
+            recent,
         })
     }
 }
@@ -273,7 +285,9 @@ impl DesktopBackend for Fake {
             }
             "feature" => {
                 app.checked = !app.checked;
-                if let Some(events) = &mut app.events {
+                if app.own_state {
+                    app.own_state_events.push(Instant::now());
+                } else if let Some(events) = &mut app.events {
                     events.push(Instant::now());
                 }
                 ActionOutcome::new("fake").verified(format!("checked {} -> {}", !app.checked, app.checked))
@@ -310,6 +324,21 @@ impl DesktopBackend for Fake {
     }
     fn activity(&self, _w: &WindowInfo) -> Option<Activity> {
         self.0.lock().unwrap().activity()
+    }
+    async fn reread_states(
+        &self,
+        _id: &str,
+        elements: &[&RawElement],
+    ) -> GuiResult<Vec<Option<Vec<String>>>> {
+        let mut app = self.0.lock().unwrap();
+        app.rereads += 1;
+        let checked: &[&str] = if app.checked { &["checked"] } else { &[] };
+        Ok(elements
+            .iter()
+            .map(|e| {
+                (e.key == "feature").then(|| el("feature", "check_box", "Feature", checked, Some(0)).states)
+            })
+            .collect())
     }
 }
 
@@ -388,6 +417,39 @@ async fn a_toggle_is_confirmed_and_the_next_action_needs_no_gui_state() {
         assert_eq!(next.changes.expect("changes").changed[0].states_off, ["checked"]);
         assert_eq!(id_of(&observe(&gui).await.elements, "Feature"), feature);
     }
+}
+
+#[tokio::test]
+async fn a_change_of_its_own_state_alone_is_read_again_without_a_walk() {
+    let (fake, gui) = setup(true);
+    fake.0.lock().unwrap().own_state = true;
+    let s = observe(&gui).await;
+    let feature = id_of(&s.elements, "Feature");
+    let mut state_id = s.state_id;
+    for (before, after) in [(false, true), (true, false)] {
+        let looks = fake.0.lock().unwrap().ticks;
+        let out = click(&gui, &state_id, &feature, None).await.expect("click");
+        // The capture before the press, and no walk: the check box's states read again.
+        assert_eq!(fake.0.lock().unwrap().ticks - looks, 1);
+        assert_eq!(out.results[0].effect, Some(Effect::Confirmed));
+        assert_eq!(
+            out.results[0].evidence.as_deref(),
+            Some(format!("checked {before} -> {after}").as_str())
+        );
+        let changes = out.changes.expect("changes");
+        assert_eq!(changes.changed.len(), 1, "{changes:?}");
+        assert_eq!(changes.changed[0].id, feature);
+        state_id = out.state_id.expect("state_id");
+    }
+    assert_eq!(fake.0.lock().unwrap().rereads, 2);
+    // Any other event walks the window: the button that opens a dialog.
+    let looks = fake.0.lock().unwrap().ticks;
+    let out = click(&gui, &state_id, &id_of(&s.elements, "Open dialog"), None)
+        .await
+        .expect("click");
+    assert!(fake.0.lock().unwrap().ticks - looks >= 2);
+    assert_eq!(fake.0.lock().unwrap().rereads, 2);
+    assert_eq!(out.results[0].effect, Some(Effect::Confirmed));
 }
 
 #[tokio::test]

@@ -8,6 +8,7 @@ use crate::atspi::{
     IFACE_TEXT, IFACE_VALUE, REGISTRY_BUS, REGISTRY_PATH, ROOT_PATH,
 };
 use futures_util::StreamExt;
+use lsm_core::activity::LAYOUT_STATES;
 use lsm_core::{Activity, ActivityEvent, GuiResult, Reach};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -74,19 +75,6 @@ fn is_activity(member: &str, detail: &str) -> bool {
         _ => false,
     }
 }
-
-/// States whose change shows, hides or moves elements (a menu opened, a row expanded, a
-/// window minimised): any observation of the application may be out of date after it.
-const LAYOUT_STATES: &[&str] = &[
-    "showing",
-    "visible",
-    "defunct",
-    "expanded",
-    "collapsed",
-    "iconified",
-    "modal",
-    "active",
-];
 
 /// What a relevant event may have changed: a state of its sender that hides, shows or moves
 /// nothing changes only that object.

@@ -748,6 +748,26 @@ impl DesktopBackend for LinuxBackend {
         let bus = self.app_buses.lock().ok()?.get(&pid).cloned()?;
         self.events.activity(&bus)
     }
+
+    async fn reread_states(
+        &self,
+        _window_id: &str,
+        elements: &[&RawElement],
+    ) -> GuiResult<Vec<Option<Vec<String>>>> {
+        let atspi = self.atspi()?;
+        Ok(
+            futures_util::future::join_all(elements.iter().map(|e| async move {
+                let obj = ObjRef::decode(&e.key)?;
+                let mut states = atspi.states_of(&obj).await.ok()?;
+                // What the observation added of its own stays (the walk does not read it).
+                if e.states.iter().any(|s| s == OFF_SCREEN) {
+                    states.push(OFF_SCREEN.into());
+                }
+                Some(states)
+            }))
+            .await,
+        )
+    }
 }
 
 impl LinuxBackend {

@@ -1,0 +1,290 @@
+//! Bringing an observation up to date without walking the window again, where the
+//! application's events allow it.
+//!
+//! An observation stands while no event of its application came since its walk began: that is
+//! the trust `gui_action` already puts in the events to tell whether what the caller was shown is
+//! still the window (`Activity::outdates`). By the same trust, when every event since then only
+//! changed a state of its sender that hides, shows or moves nothing (`Reach::OwnState`: a check
+//! box checked, a button focused, a control disabled), the walk is right but for those senders'
+//! states. They are read again, a call each, side by side, put into the walk, and the walk is
+//! shaped as a fresh one. A toggle's effect is then seen in a few milliseconds, not in a walk of
+//! the whole window.
+//!
+//! The window is walked instead when an event may have changed more (an element added, removed,
+//! renamed, moved or shown; a text, a value, a window), when an event's sender is unknown, when
+//! events were lost from the record, when a sender is gone or changed in a state that shows,
+//! hides or moves things or that changes what the caller is shown of the tree (a container that
+//! folds away), when the window itself changed (moved, resized, retitled, focused), and when no
+//! event came at all (an effect that no event announces is still looked for).
+
+use crate::activity::{Activity, Reach, LAYOUT_STATES};
+use crate::looked::{Base, Looked};
+use crate::model::{RawElement, Snapshot, WindowInfo};
+use crate::service::{bounded, LocalGui};
+use crate::states::folds_raw;
+use std::time::Instant;
+
+/// More senders than this and the window is walked (reading them costs about as much).
+const MAX_REREAD: usize = 32;
+
+/// What to do to bring a walk up to date.
+#[derive(Debug, PartialEq)]
+pub(crate) enum Plan {
+    /// Walk the window again, and why (for the trace).
+    Walk(&'static str),
+    /// Read again the states of these elements of the walk (indices; maybe none: every event
+    /// came from an element the walk did not show, and stays unshown).
+    Reread(Vec<usize>),
+}
+
+/// What the events since `since` (when the walk of `raw` began) ask for.
+pub(crate) fn plan(activity: &Activity, since: Instant, raw: &[RawElement]) -> Plan {
+    let events: Vec<_> = activity.recent.iter().filter(|e| e.at >= since).collect();
+    if events.is_empty() {
+        return Plan::Walk("no event came");
+    }
+    // The record keeps the latest events only: all of those since `since` are in it when an
+    // older one still is, or when none was ever dropped.
+    let whole = events.len() < activity.recent.len() || activity.count as usize == activity.recent.len();
+    if !whole {
+        return Plan::Walk("events were dropped from the record");
+    }
+    let mut reread = Vec::new();
+    for e in events {
+        if e.reach != Reach::OwnState {
+            return Plan::Walk("an event may have changed more than its sender's state");
+        }
+        if e.source.is_empty() {
+            return Plan::Walk("an event came from an unknown sender");
+        }
+        // A sender the walk did not show (a complete walk) stays unshown: its state shows nothing.
+        if let Some(i) = raw.iter().position(|r| r.key == e.source) {
+            if !reread.contains(&i) {
+                reread.push(i);
+            }
+        }
+    }
+    if reread.len() > MAX_REREAD {
+        return Plan::Walk("too many elements changed");
+    }
+    Plan::Reread(reread)
+}
+
+/// The walk with the states read again (`fresh`: index and states, `None` for an element that
+/// is gone); `None` when the window must be walked instead: an element gone, or changed in a
+/// state that shows, hides or moves things, or in one that folds it away or no longer does.
+pub(crate) fn patch(raw: &Snapshot, fresh: &[(usize, Option<Vec<String>>)]) -> Option<Snapshot> {
+    let mut out = raw.clone();
+    for (i, states) in fresh {
+        let states = states.as_ref()?;
+        let e = out.elements.get_mut(*i)?;
+        if layout_states(&e.states) != layout_states(states) {
+            return None;
+        }
+        let folds = |s: &[String]| folds_raw(&e.role, &e.name, &e.actions, e.value.as_deref(), s);
+        if folds(&e.states) != folds(states) {
+            return None;
+        }
+        e.states = states.clone();
+    }
+    Some(out)
+}
+
+/// Which of the states that show, hide or move things are set.
+fn layout_states(states: &[String]) -> Vec<&str> {
+    let mut l: Vec<&str> = states
+        .iter()
+        .map(String::as_str)
+        .filter(|s| LAYOUT_STATES.contains(s))
+        .collect();
+    l.sort_unstable();
+    l
+}
+
+impl LocalGui {
+    /// The observation `base` of `window` brought up to date by reading again only what the
+    /// events since its walk say changed; `None` where the window is to be walked instead.
+    pub(crate) async fn catch_up(&self, base: Base<'_>, window: &WindowInfo) -> Option<Looked> {
+        if !base.walked.complete || base.request.screenshot {
+            return None;
+        }
+        let backend = self.backend().await.ok()?;
+        let activity = backend.activity(window)?;
+        let began = Instant::now();
+        let raw = &base.walked.raw;
+        let indices = match plan(&activity, base.walked.began, &raw.elements) {
+            Plan::Walk(why) => {
+                tracing::trace!("catch-up: walk ({why})");
+                return None;
+            }
+            Plan::Reread(i) => i,
+        };
+        let elements: Vec<&RawElement> = indices.iter().filter_map(|&i| raw.elements.get(i)).collect();
+        let window_id = &base.request.window_id;
+        let (states, windows) = tokio::join!(
+            bounded("reading states", backend.reread_states(window_id, &elements)),
+            bounded("listing windows", backend.list_windows())
+        );
+        let (Ok(states), Ok(windows)) = (states, windows) else {
+            return None;
+        };
+        // The window is as it was when walked: not moved, resized, retitled, focused or gone.
+        let entry = |ws: &[WindowInfo]| ws.iter().find(|w| &w.window_id == window_id).cloned();
+        let now = entry(&windows)?;
+        if Some(now) != base.walked.windows.as_deref().and_then(entry) {
+            tracing::trace!("catch-up: walk (the window changed)");
+            return None;
+        }
+        if states.len() != indices.len() {
+            return None;
+        }
+        let fresh: Vec<(usize, Option<Vec<String>>)> = indices.into_iter().zip(states).collect();
+        let Some(snap) = patch(raw, &fresh) else {
+            tracing::trace!("catch-up: walk (an element is gone or changed in layout)");
+            return None;
+        };
+        tracing::trace!(
+            "catch-up: {} element(s) read again in {:?}",
+            fresh.len(),
+            began.elapsed()
+        );
+        self.shape(base.request.clone(), None, snap, None, Some(windows), began)
+            .await
+            .ok()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::activity::ActivityEvent;
+    use crate::geometry::Rect;
+    use std::time::Duration;
+
+    fn raw(key: &str, role: &str, states: &[&str]) -> RawElement {
+        RawElement {
+            native: key.into(),
+            key: key.into(),
+            parent: None,
+            depth: 0,
+            role: role.into(),
+            name: format!("{role} {key}"),
+            description: String::new(),
+            value: None,
+            states: states.iter().map(|s| s.to_string()).collect(),
+            actions: vec!["click".into()],
+            bounds: Some(Rect::new(0, 0, 10, 10)),
+            summary: None,
+        }
+    }
+
+    fn snap(elements: Vec<RawElement>) -> Snapshot {
+        Snapshot {
+            window: WindowInfo::new("w1", "t", "a", Rect::new(0, 0, 100, 100)),
+            scale: 1.0,
+            elements,
+            truncated: false,
+            truncated_reason: None,
+            screenshot: None,
+            notes: Vec::new(),
+        }
+    }
+
+    fn activity(events: &[(Instant, &str, Reach)], count: u64) -> Activity {
+        Activity {
+            count,
+            recent: events
+                .iter()
+                .map(|(at, s, r)| ActivityEvent {
+                    at: *at,
+                    source: s.to_string(),
+                    reach: *r,
+                })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn own_states_of_shown_elements_are_read_again() {
+        let t0 = Instant::now();
+        let later = t0 + Duration::from_millis(3);
+        let els = [raw("a", "check_box", &[]), raw("b", "push_button", &[])];
+        let a = activity(
+            &[
+                (t0 - Duration::from_millis(50), "b", Reach::Anything),
+                (later, "b", Reach::OwnState),
+                (later, "a", Reach::OwnState),
+                (later, "b", Reach::OwnState),
+                // A sender the walk did not show (a closed menu's item).
+                (later, "z", Reach::OwnState),
+            ],
+            4,
+        );
+        assert_eq!(plan(&a, t0, &els), Plan::Reread(vec![1, 0]));
+    }
+
+    #[test]
+    fn anything_else_or_no_event_or_a_gap_walks() {
+        let t0 = Instant::now();
+        let later = t0 + Duration::from_millis(3);
+        let els = [raw("a", "check_box", &[])];
+        assert!(matches!(plan(&activity(&[], 0), t0, &els), Plan::Walk(_)));
+        // Events before the walk began do not count.
+        let before = activity(&[(t0 - Duration::from_millis(1), "a", Reach::OwnState)], 1);
+        assert!(matches!(plan(&before, t0, &els), Plan::Walk(_)));
+        let renamed = activity(&[(later, "a", Reach::OwnState), (later, "a", Reach::Anything)], 2);
+        assert!(matches!(plan(&renamed, t0, &els), Plan::Walk(_)));
+        let unknown = activity(&[(later, "", Reach::OwnState)], 1);
+        assert!(matches!(plan(&unknown, t0, &els), Plan::Walk(_)));
+        // Every kept event is newer than the walk and some were dropped: one may be missing.
+        let gap = activity(&[(later, "a", Reach::OwnState)], 70);
+        assert!(matches!(plan(&gap, t0, &els), Plan::Walk(_)));
+        let no_gap = activity(&[(later, "a", Reach::OwnState)], 1);
+        assert_eq!(plan(&no_gap, t0, &els), Plan::Reread(vec![0]));
+    }
+
+    #[test]
+    fn a_state_read_again_replaces_the_walked_one() {
+        let s = snap(vec![raw("a", "check_box", &["enabled", "showing", "visible"])]);
+        let now = vec![
+            "enabled".into(),
+            "showing".into(),
+            "visible".into(),
+            "checked".into(),
+        ];
+        let p = patch(&s, &[(0, Some(now.clone()))]).expect("patched");
+        assert_eq!(p.elements[0].states, now);
+    }
+
+    #[test]
+    fn a_gone_element_or_a_layout_state_walks() {
+        let s = snap(vec![raw("a", "check_box", &["enabled", "showing", "visible"])]);
+        assert!(patch(&s, &[(0, None)]).is_none());
+        let hidden = vec!["enabled".into(), "visible".into()];
+        assert!(patch(&s, &[(0, Some(hidden))]).is_none());
+        let expanded = vec![
+            "enabled".into(),
+            "showing".into(),
+            "visible".into(),
+            "expanded".into(),
+        ];
+        assert!(patch(&s, &[(0, Some(expanded))]).is_none());
+        assert!(patch(&s, &[(5, Some(Vec::new()))]).is_none());
+    }
+
+    #[test]
+    fn a_container_that_would_fold_differently_walks() {
+        // An unnamed panel folds away unless it takes the focus.
+        let mut panel = raw("p", "panel", &["enabled", "showing", "visible"]);
+        panel.name.clear();
+        panel.actions.clear();
+        let s = snap(vec![panel]);
+        let focused: Vec<String> = ["enabled", "showing", "visible", "focusable", "focused"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        assert!(folds_raw("panel", "", &[], None, &s.elements[0].states));
+        assert!(!folds_raw("panel", "", &[], None, &focused));
+        assert!(patch(&s, &[(0, Some(focused))]).is_none());
+    }
+}
