@@ -25,7 +25,9 @@ pub struct ActivityEvent {
 }
 
 /// States whose change shows, hides or moves elements (a menu opened, a row expanded, a
-/// window minimised): an event of one of them may have changed anything in the window.
+/// window minimised): an event of one of them may have changed anything in the window. A
+/// window becoming active or inactive (another one clicked) is not among them: it lays nothing
+/// out again; what it closes (a popup menu) sends its own events.
 pub const LAYOUT_STATES: &[&str] = &[
     "showing",
     "visible",
@@ -34,7 +36,6 @@ pub const LAYOUT_STATES: &[&str] = &[
     "collapsed",
     "iconified",
     "modal",
-    "active",
 ];
 
 /// What an event may have changed.

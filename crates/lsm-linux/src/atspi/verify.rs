@@ -39,7 +39,8 @@ const WATCHED_EVENTS: &[&str] = &[
 const RECENT_EVENTS: usize = 64;
 /// Applications whose activity is kept; the record starts over when more sent events.
 const MAX_APPS: usize = 512;
-/// Objects whose last announced bounds are kept; the record starts over when more announced.
+/// Objects whose last announced bounds (and object-state pairs whose last announced value) are
+/// kept; the record starts over when more announced.
 const MAX_BOUNDS: usize = 8192;
 /// Longest text read back, in characters.
 const MAX_READ_CHARS: i64 = 8192;
@@ -60,6 +61,9 @@ struct Seen {
     /// The last bounds each object announced: GTK 3 announces them at every allocation, most
     /// often unchanged (every frame while anything in the window animates).
     bounds: HashMap<ObjRef, [i32; 4]>,
+    /// The last value each object announced for each state: GTK 3 announces a window's
+    /// `iconified 0` again at every focus change of the window, which changes nothing.
+    states: HashMap<(ObjRef, String), i32>,
 }
 
 /// Whether an event says an application's elements or windows changed (caret moves and
@@ -132,6 +136,13 @@ impl Events {
                     seen.bounds.clear();
                 }
                 seen.bounds.insert(obj.clone(), b) != Some(b)
+            }
+            None if member == "StateChanged" => {
+                let key = (obj.clone(), detail.to_string());
+                if seen.states.len() >= MAX_BOUNDS && !seen.states.contains_key(&key) {
+                    seen.states.clear();
+                }
+                seen.states.insert(key, d1) != Some(d1)
             }
             None => true,
         };
@@ -417,6 +428,27 @@ impl Atspi {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_state_announced_again_unchanged_is_no_activity() {
+        let events = Events::default();
+        events.seen.lock().unwrap().watching = true;
+        let frame = ObjRef::new(":1.5", "/org/a11y/atspi/accessible/1");
+        let count = || events.activity(":1.5").unwrap_or_default().count;
+        events.record("StateChanged", frame.clone(), "iconified", 0, None);
+        assert_eq!(count(), 1, "the first announcement is not known to be unchanged");
+        events.record("StateChanged", frame.clone(), "iconified", 0, None);
+        events.record("StateChanged", frame.clone(), "iconified", 0, None);
+        assert_eq!(count(), 1);
+        events.record("StateChanged", frame.clone(), "checked", 0, None);
+        events.record("StateChanged", frame.clone(), "iconified", 1, None);
+        events.record("StateChanged", frame.clone(), "iconified", 0, None);
+        assert_eq!(count(), 4);
+        // Other kinds of events are all counted.
+        events.record("TextChanged", frame.clone(), "insert", 0, None);
+        events.record("TextChanged", frame, "insert", 0, None);
+        assert_eq!(count(), 6);
+    }
 
     #[test]
     fn only_a_state_that_moves_nothing_reaches_its_sender_alone() {
