@@ -539,7 +539,7 @@ impl LocalGui {
             let ask = policy.as_ref().and_then(|p| policy::ask_reason(p, &obs.window));
             let approved = self.approval(&obs, &specs, &shown_actions, ask).await?;
             let started = std::time::Instant::now();
-            let mut judging = self.start_judging(&obs, &request, specs.len()).await?;
+            let mut judging = self.start_judging(&obs, &request, specs.len(), specs.first()).await?;
             let judging_began = started.elapsed();
             let mut out = self
                 .run_actions(&obs, &specs, Caller::Model { approved }, judging.as_mut())

@@ -189,6 +189,9 @@ pub(crate) struct SettleJob<'a> {
     /// The observation the action is judged against, to be brought up to date where the
     /// events allow (`catch_up.rs`) instead of walking the window.
     pub(crate) base: Option<Base<'a>>,
+    /// When the action was sent: events from then on are its first burst (a click by pointer
+    /// waits for the application's round trip, so its reaction may be over when it returns).
+    pub(crate) action_began: Instant,
 }
 
 /// Whether some event came at or after `since`, and every one of them changed only a state of
@@ -365,7 +368,7 @@ impl LocalGui {
         // before the last of them would have to be repeated.
         loop {
             let waited = actions_end.elapsed();
-            let first_burst = activity().last_at().filter(|&at| at >= actions_end);
+            let first_burst = activity().last_at().filter(|&at| at >= job.action_began);
             let wait = match first_burst {
                 Some(at) => at.elapsed() < FIRST_BURST_QUIET && waited < FIRST_WALK_LATEST,
                 None => waited < FIRST_EVENT_WAIT,

@@ -47,6 +47,11 @@ pub(crate) struct Judging {
     windows: Option<Vec<WindowInfo>>,
     /// The window's pixels right before the current action, where they are compared.
     pixels: Option<(RgbaImage, f64)>,
+    /// When the current action was sent (its pixels read before).
+    action_began: Instant,
+    /// The first action's pixels, read beside the window list before it (`Some(None)`: they
+    /// could not be read).
+    early_pixels: Option<Option<(RgbaImage, f64)>>,
     /// The last settled observation.
     last: Option<Probe>,
     /// What changed in the elements with the action before (its passing looks ending now are
@@ -112,6 +117,7 @@ impl LocalGui {
         obs: &Observation,
         request: &ActionRequest,
         actions: usize,
+        first: Option<&ActionSpec>,
     ) -> crate::GuiResult<Option<Judging>> {
         let bound = self.settle_bound(request)?;
         let observe_last = request.observe != ObserveAfter::None;
@@ -142,57 +148,73 @@ impl LocalGui {
             first_windows: shown.and_then(|s| s.windows.clone()),
             windows: shown.and_then(|s| s.windows.clone()),
             pixels: None,
+            action_began: Instant::now(),
+            early_pixels: None,
             last: None,
             previous: Changes::default(),
             settled: true,
             settle_time: Duration::ZERO,
             observe_last,
         };
+        let Ok(backend) = self.backend().await else {
+            return Ok(Some(judging));
+        };
         // The first action is judged against the windows as they are now (one opened since the
-        // observation is none of its doing) ...
-        if let Ok(backend) = self.backend().await {
-            if let Ok(now) = crate::service::bounded("listing windows", backend.list_windows()).await {
-                judging.windows = Some(now);
-            }
-        }
-        // ... and, where the application changed since (events came), against its elements now.
-        if !judging.pixel_mode {
-            if let Ok(backend) = self.backend().await {
-                let moved_on = backend.activity(&obs.window).is_some_and(|a| {
-                    // The shown keys are gathered only when some event came since the observation.
-                    let shown = std::cell::OnceCell::new();
-                    a.outdates(obs.issued, judging.complete, |key| {
-                        shown
-                            .get_or_init(|| {
-                                obs.elements
-                                    .values()
-                                    .map(|e| e.key.as_str())
-                                    .collect::<std::collections::HashSet<&str>>()
-                            })
-                            .contains(key)
-                    })
-                });
-                if moved_on {
-                    let caught_up = match &judging.walked {
-                        Some(walked) => {
-                            let base = Base {
-                                walked,
-                                request: &judging.request,
-                            };
-                            self.catch_up(base, &obs.window).await
-                        }
-                        None => None,
-                    };
-                    let now = match caught_up {
-                        Some(looked) => Some(looked),
-                        None => self.probe(&judging.request, false).await.looked,
-                    };
-                    if let Some(l) = now {
-                        judging.elements = l.out.elements.clone();
-                        judging.windows = l.windows.clone();
-                        judging.walked = l.walked;
-                    }
+        // observation is none of its doing), and, where the application changed since (events
+        // came), against its elements now.
+        let moved_on = !judging.pixel_mode
+            && backend.activity(&obs.window).is_some_and(|a| {
+                // The shown keys are gathered only when some event came since the observation.
+                let shown = std::cell::OnceCell::new();
+                a.outdates(obs.issued, judging.complete, |key| {
+                    shown
+                        .get_or_init(|| {
+                            obs.elements
+                                .values()
+                                .map(|e| e.key.as_str())
+                                .collect::<std::collections::HashSet<&str>>()
+                        })
+                        .contains(key)
+                })
+            });
+        // Nothing to read again: the first action's pixels are read beside the window list.
+        let early_pixels = !moved_on
+            && first.is_some_and(|spec| {
+                let intent = intent_of(spec, &judging.elements);
+                intent != Intent::Wait && (judging.pixel_mode || intent.wants_pixels())
+            });
+        let (listed, pixels) = tokio::join!(
+            crate::service::bounded("listing windows", backend.list_windows()),
+            async {
+                match early_pixels {
+                    true => Some(self.pixels_of(&judging.request.window_id).await),
+                    false => None,
                 }
+            }
+        );
+        if let Ok(now) = listed {
+            judging.windows = Some(now);
+        }
+        judging.early_pixels = pixels;
+        if moved_on {
+            let caught_up = match &judging.walked {
+                Some(walked) => {
+                    let base = Base {
+                        walked,
+                        request: &judging.request,
+                    };
+                    self.catch_up(base, &obs.window).await
+                }
+                None => None,
+            };
+            let now = match caught_up {
+                Some(looked) => Some(looked),
+                None => self.probe(&judging.request, false).await.looked,
+            };
+            if let Some(l) = now {
+                judging.elements = l.out.elements.clone();
+                judging.windows = l.windows.clone();
+                judging.walked = l.walked;
             }
         }
         Ok(Some(judging))
@@ -201,15 +223,19 @@ impl LocalGui {
     /// Before action `spec` runs: reads the window's pixels where they will be compared.
     pub(crate) async fn before_action(&self, j: &mut Judging, spec: &ActionSpec, last_action: bool) {
         j.pixels = None;
+        let early = j.early_pixels.take();
         if last_action && !j.observe_last {
             return;
         }
         let intent = intent_of(spec, &j.elements);
-        if j.pixel_mode || intent.wants_pixels() {
+        if let Some(pixels) = early {
+            j.pixels = pixels;
+        } else if j.pixel_mode || intent.wants_pixels() {
             let t = Instant::now();
             j.pixels = self.pixels_of(&j.request.window_id).await;
             tracing::trace!("before the action: pixels read in {:?}", t.elapsed());
         }
+        j.action_began = Instant::now();
     }
 
     /// After action `spec` ran (its result in `result`): waits for its effect, observes, and
@@ -296,6 +322,7 @@ impl LocalGui {
                     }),
                     _ => None,
                 },
+                action_began: j.action_began,
                 base: j.walked.as_ref().map(|walked| Base {
                     walked,
                     request: &j.request,
