@@ -8,7 +8,7 @@ use crate::image::ImageFormat;
 use crate::looked::{Image, Looked, Shot};
 use crate::model::{ObserveRequest, Query, Snapshot, WindowInfo};
 use crate::observe::{number_elements, render_screenshot, secret_areas, Numbered};
-use crate::output::{CoordinateSpace, ScreenshotInfo, StateOutput, StateRequest};
+use crate::output::{CoordinateSpace, StateOutput, StateRequest};
 use crate::service::{bounded, encode_off_thread, pick, LocalGui};
 use crate::space::Space;
 use crate::state::{Shown, Walked};
@@ -157,15 +157,7 @@ impl LocalGui {
                         snap.notes.push(note);
                     }
                 }
-                let info = ScreenshotInfo {
-                    format: format.name().into(),
-                    width: rendered.image.width,
-                    height: rendered.image.height,
-                    bytes: rendered.image.bytes.len(),
-                    quality: (format == ImageFormat::Jpeg).then_some(quality),
-                    occluded,
-                    redacted: rendered.redacted,
-                };
+                let info = rendered.info(format, quality, occluded);
                 (Some(info), Some(rendered.image))
             }
             None => (None, None),

@@ -149,6 +149,21 @@ pub struct RenderedShot {
     pub redacted: usize,
 }
 
+impl RenderedShot {
+    /// What an observation says of this image (`occluded`: other windows may show in it).
+    pub fn info(&self, format: ImageFormat, quality: u8, occluded: bool) -> crate::output::ScreenshotInfo {
+        crate::output::ScreenshotInfo {
+            format: format.name().into(),
+            width: self.image.width,
+            height: self.image.height,
+            bytes: self.image.bytes.len(),
+            quality: (format == ImageFormat::Jpeg).then_some(quality),
+            occluded,
+            redacted: self.redacted,
+        }
+    }
+}
+
 /// Resamples `image` (the window in whatever pixels the backend captured: physical on a HiDPI
 /// display) to `space`, paints every secret area (logical bounds) with [`REDACTED`], and
 /// encodes it. Secrets are painted before resampling too, so no filter tap reads them.

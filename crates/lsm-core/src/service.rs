@@ -12,7 +12,7 @@ use crate::model::ObserveRequest;
 use crate::observe::{render_screenshot, RenderedShot};
 use crate::output::{
     ActionOutput, ActionRequest, CoordinateSpace, FrameOutput, FrameRequest, HumanActionRequest, ListOutput,
-    ScreenshotInfo, StateOutput, StateRequest,
+    StateOutput, StateRequest,
 };
 use crate::person::{Person, PersonCommand, PersonState};
 use crate::policy::{self, Intent, LivePolicy, Policy};
@@ -399,15 +399,8 @@ impl GuiService for LocalGui {
         }
         let rendered =
             encode_off_thread(move || render_screenshot(&pixels, &space, &[], format, quality)).await?;
-        let screenshot = ScreenshotInfo {
-            format: format.name().into(),
-            width: rendered.image.width,
-            height: rendered.image.height,
-            bytes: rendered.image.bytes.len(),
-            quality: (format == ImageFormat::Jpeg).then_some(quality),
-            occluded: shot.occluded,
-            redacted: 0,
-        };
+        // Nothing is painted over in the web page's frame (no secrets given).
+        let screenshot = rendered.info(format, quality, shot.occluded);
         Ok(FrameOutput {
             machine: self.machine.clone(),
             window,
