@@ -49,6 +49,8 @@ pub(crate) fn plan(activity: &Activity, since: Instant, raw: &[RawElement]) -> P
     if !whole {
         return Plan::Walk("events were dropped from the record");
     }
+    let index: std::collections::HashMap<&str, usize> =
+        raw.iter().enumerate().map(|(i, r)| (r.key.as_str(), i)).collect();
     let mut reread = Vec::new();
     for e in events {
         if e.reach != Reach::OwnState {
@@ -58,7 +60,7 @@ pub(crate) fn plan(activity: &Activity, since: Instant, raw: &[RawElement]) -> P
             return Plan::Walk("an event came from an unknown sender");
         }
         // A sender the walk did not show (a complete walk) stays unshown: its state shows nothing.
-        if let Some(i) = raw.iter().position(|r| r.key == e.source) {
+        if let Some(&i) = index.get(e.source.as_str()) {
             if !reread.contains(&i) {
                 reread.push(i);
             }

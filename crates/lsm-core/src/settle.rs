@@ -562,19 +562,16 @@ mod tests {
         // Spaced events still need twice their spacing.
         let q = quiet_needed(end, &at(end, &[2, 52]), Effect::SeenLater, true);
         assert!(q > Duration::from_millis(50), "{q:?}");
+        let event = |at, reach| crate::activity::ActivityEvent {
+            at,
+            source: "x".into(),
+            reach,
+        };
         let a = Activity {
             count: 2,
             recent: vec![
-                crate::activity::ActivityEvent {
-                    at: end - Duration::from_millis(5),
-                    source: "x".into(),
-                    reach: Reach::Anything,
-                },
-                crate::activity::ActivityEvent {
-                    at: end + Duration::from_millis(1),
-                    source: "y".into(),
-                    reach: Reach::OwnState,
-                },
+                event(end - Duration::from_millis(5), Reach::Anything),
+                event(end + Duration::from_millis(1), Reach::OwnState),
             ],
         };
         assert!(own_states(&a, end));

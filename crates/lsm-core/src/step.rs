@@ -49,9 +49,8 @@ pub(crate) struct Judging {
     pixels: Option<(RgbaImage, f64)>,
     /// When the current action was sent (its pixels read before).
     action_began: Instant,
-    /// The first action's pixels, read beside the window list before it (`Some(None)`: they
-    /// could not be read).
-    early_pixels: Option<Option<(RgbaImage, f64)>>,
+    /// The first action's pixels, read beside the window list before it.
+    early_pixels: Option<(RgbaImage, f64)>,
     /// The last settled observation.
     last: Option<Probe>,
     /// What changed in the elements with the action before (its passing looks ending now are
@@ -177,26 +176,8 @@ impl LocalGui {
                         .contains(key)
                 })
             });
-        // Nothing to read again: the first action's pixels are read beside the window list.
-        let early_pixels = !moved_on
-            && first.is_some_and(|spec| {
-                let intent = intent_of(spec, &judging.elements);
-                intent != Intent::Wait && (judging.pixel_mode || intent.wants_pixels())
-            });
-        let (listed, pixels) = tokio::join!(
-            crate::service::bounded("listing windows", backend.list_windows()),
-            async {
-                match early_pixels {
-                    true => Some(self.pixels_of(&judging.request.window_id).await),
-                    false => None,
-                }
-            }
-        );
-        if let Ok(now) = listed {
-            judging.windows = Some(now);
-        }
-        judging.early_pixels = pixels;
         if moved_on {
+            // Read again (its window list with it); the pixels are read right before the action.
             let caught_up = match &judging.walked {
                 Some(walked) => {
                     let base = Base {
@@ -213,10 +194,32 @@ impl LocalGui {
             };
             if let Some(l) = now {
                 judging.elements = l.out.elements.clone();
-                judging.windows = l.windows.clone();
                 judging.walked = l.walked;
+                if l.windows.is_some() {
+                    judging.windows = l.windows;
+                    return Ok(Some(judging));
+                }
             }
         }
+        // Nothing read again: the first action's pixels are read beside the window list.
+        let early_pixels = !moved_on
+            && first.is_some_and(|spec| {
+                let intent = intent_of(spec, &judging.elements);
+                intent != Intent::Wait && (judging.pixel_mode || intent.wants_pixels())
+            });
+        let (listed, pixels) = tokio::join!(
+            crate::service::bounded("listing windows", backend.list_windows()),
+            async {
+                match early_pixels {
+                    true => self.pixels_of(&judging.request.window_id).await,
+                    false => None,
+                }
+            }
+        );
+        if let Ok(now) = listed {
+            judging.windows = Some(now);
+        }
+        judging.early_pixels = pixels;
         Ok(Some(judging))
     }
 
@@ -228,8 +231,8 @@ impl LocalGui {
             return;
         }
         let intent = intent_of(spec, &j.elements);
-        if let Some(pixels) = early {
-            j.pixels = pixels;
+        if early.is_some() {
+            j.pixels = early;
         } else if j.pixel_mode || intent.wants_pixels() {
             let t = Instant::now();
             j.pixels = self.pixels_of(&j.request.window_id).await;

@@ -453,6 +453,8 @@ mod tests {
     #[test]
     fn only_a_state_that_moves_nothing_reaches_its_sender_alone() {
         assert_eq!(reach_of("StateChanged", "checked"), Reach::OwnState);
+        // A window activated when another is clicked lays nothing out again.
+        assert_eq!(reach_of("StateChanged", "active"), Reach::OwnState);
         assert_eq!(reach_of("StateChanged", "focused"), Reach::OwnState);
         for layout in ["showing", "visible", "expanded", "defunct"] {
             assert_eq!(reach_of("StateChanged", layout), Reach::Anything, "{layout}");
