@@ -78,8 +78,10 @@ fn parse_answer(raw: &[u8]) -> Result<Answer, String> {
     let head = String::from_utf8_lossy(&raw[..end]);
     let mut lines = head.split("\r\n");
     let status_line = lines.next().unwrap_or("");
-    let status = status_line
-        .strip_prefix("HTTP/1.1 ")
+    // A mutated request line may ask for HTTP/1.0; the server then answers in HTTP/1.0.
+    let status = ["HTTP/1.1 ", "HTTP/1.0 "]
+        .iter()
+        .find_map(|version| status_line.strip_prefix(version))
         .and_then(|s| s.get(..3))
         .and_then(|s| s.parse().ok())
         .ok_or_else(|| format!("bad status line {status_line:?}"))?;
@@ -654,4 +656,34 @@ fn regression_framework_errors_in_the_json_format() {
         }
     }
     assert!(plain.is_empty(), "not in the JSON error format: {plain:#?}");
+}
+
+/// A request line asking for HTTP/1.0 (found by `web_raw_requests`: one byte of "HTTP/1.1"
+/// mutated) is answered in HTTP/1.0, with the same security headers and JSON error format.
+#[test]
+fn regression_http_1_0_request_is_answered() {
+    let ui = Ui::start();
+    let headers = vec![
+        ("host".to_string(), ui.host().into_bytes()),
+        ("cookie".to_string(), ui.cookie.clone().into_bytes()),
+        ("x-csrf-token".to_string(), ui.csrf.clone().into_bytes()),
+        ("content-type".to_string(), b"application/json".to_vec()),
+    ];
+    let body = br#"{"window_id":"0x1","geometry":{"x":0,"y":0,"width":9,"height":9},"actions":[{"type":"click","x":1,"y":1}]}"#;
+    let raw = request("POST", "/api/action", &headers, body);
+    let raw = String::from_utf8_lossy(&raw).replacen("HTTP/1.1", "HTTP/1.0", 1);
+    let bytes = ui
+        .rt
+        .block_on(exchange(ui.addr, raw.as_bytes(), true))
+        .expect("an answer");
+    assert!(
+        bytes.starts_with(b"HTTP/1.0 "),
+        "{:?}",
+        String::from_utf8_lossy(&bytes)
+    );
+    let a = parse_answer(&bytes).expect("a parsed answer");
+    // No desktop here: the action is refused as GUI_UNAVAILABLE.
+    assert_eq!(a.status, 503, "{a:?}");
+    check_answer(&a, false).expect("a well-formed answer");
+    ui.alive().expect("the session still works");
 }
