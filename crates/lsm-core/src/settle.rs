@@ -70,8 +70,8 @@ const PIXEL_POLL: Duration = Duration::from_millis(250);
 /// effect was seen only in a later walk (GTK 4 sends its first event 250 ms after the action:
 /// a late start, not an animation); an effect read back at once counts it (an animation ticking
 /// after a toggle is caught by its first tick).
-/// `own_states`: some event came, and all of them since the action only changed their sender's
-/// own state.
+/// `own_states`: some event came, and all of them since the action began only changed their
+/// sender's own state.
 pub(crate) fn quiet_needed(
     actions_end: Instant,
     events: &[Instant],
@@ -199,6 +199,18 @@ pub(crate) struct SettleJob<'a> {
 fn own_states(activity: &Activity, since: Instant) -> bool {
     let mut after = activity.recent.iter().filter(|e| e.at >= since).peekable();
     after.peek().is_some() && after.all(|e| e.reach == Reach::OwnState)
+}
+
+/// When the action's reaction last sent an event (`actions_end` when none came) and whether
+/// all its events only changed their sender's own state. The reaction's events are those from
+/// `action_began` on: one that came while the action was sent (a click waits for the
+/// application's round trip) is part of it, so the quiet runs from it.
+fn reaction(activity: &Activity, action_began: Instant, actions_end: Instant) -> (Instant, bool) {
+    let last = activity
+        .last_at()
+        .filter(|&at| at >= action_began)
+        .unwrap_or(actions_end);
+    (last, own_states(activity, action_began))
 }
 
 /// Events of the activity that came at or after `since`.
@@ -398,18 +410,9 @@ impl LocalGui {
                 return Settled { settled: true, last };
             }
             let now = activity();
-            let last_event = now
-                .last_at()
-                .filter(|&at| at >= actions_end)
-                .unwrap_or(actions_end);
+            let (last_event, own_states) = reaction(&now, job.action_began, actions_end);
             let since_last = last_event.elapsed();
-            let quiet = since_last
-                >= quiet_needed(
-                    actions_end,
-                    &now.times(),
-                    effect_state(seen),
-                    own_states(&now, actions_end),
-                );
+            let quiet = since_last >= quiet_needed(actions_end, &now.times(), effect_state(seen), own_states);
             let stale = events_since(&now, walk_began) > 0;
             let waited = actions_end.elapsed();
             if quiet && !stale && seen {
@@ -577,6 +580,45 @@ mod tests {
         assert!(own_states(&a, end));
         assert!(!own_states(&a, end - Duration::from_millis(10)));
         assert!(!own_states(&a, end + Duration::from_millis(5)));
+    }
+
+    #[test]
+    fn the_reaction_includes_what_came_while_the_action_was_sent() {
+        let began = Instant::now();
+        let end = began + Duration::from_millis(2);
+        let event = |ms: u64, reach| crate::activity::ActivityEvent {
+            at: began + Duration::from_millis(ms),
+            source: "x".into(),
+            reach,
+        };
+        // A check box checked while the click's round trip ran (gtk3-widget-factory): the quiet
+        // runs from that event, and it is an own-state reaction.
+        let during = Activity {
+            count: 1,
+            recent: vec![event(1, Reach::OwnState)],
+        };
+        assert_eq!(
+            reaction(&during, began, end),
+            (began + Duration::from_millis(1), true)
+        );
+        // Nothing came: the quiet runs from the action's end.
+        assert_eq!(reaction(&Activity::default(), began, end), (end, false));
+        // An event from before the action is none of its reaction.
+        let before = Activity {
+            count: 2,
+            recent: vec![
+                crate::activity::ActivityEvent {
+                    at: began - Duration::from_millis(5),
+                    source: "x".into(),
+                    reach: Reach::Anything,
+                },
+                event(1, Reach::OwnState),
+            ],
+        };
+        assert_eq!(
+            reaction(&before, began, end),
+            (began + Duration::from_millis(1), true)
+        );
     }
 
     #[test]
