@@ -366,3 +366,34 @@ def test_gtk3_first_click_at_a_point_of_a_window_mapped_under_the_pointer(lsm_st
         assert r["results"][0]["effect"] == "confirmed", r["results"]
     finally:
         os.killpg(app.pid, 9)
+
+
+def test_a_change_drawn_between_two_calls_is_not_the_next_actions_effect(lsm_stdio, bed_env, tmp_path):
+    """lsm keeps the pixels of the window it last answered about while nothing is drawn on it
+    (X Damage), instead of reading them again before the next action. A window that draws by
+    itself between two calls (an xterm printing a line) must not lend that change to the next
+    action: a click that does nothing changed none of its pixels (a window without accessibility
+    is then `unverifiable`, never `confirmed`)."""
+    s = lsm_stdio
+    trigger = tmp_path / "draw"
+    title = f"lsm kept pixels {os.getpid()}"
+    script = f"echo ready; while [ ! -e {trigger} ]; do sleep 0.05; done; echo DRAWN BY ITSELF; exec sleep 600"
+    term = subprocess.Popen(["xterm", "-geometry", "60x12+650+420", "-title", title, "-e", "sh", "-c", script],
+                            env=bed_env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
+    try:
+        win = find_window(s, title=title, timeout=20)
+        st = observe(s, win, screenshot=False)
+        blank = {"type": "click", "x": win["bounds"]["width"] - 12, "y": win["bounds"]["height"] - 12}
+        # The first click focuses the terminal (its cursor is drawn filled): its own change.
+        r = act(s, st, [blank])
+        time.sleep(0.5)
+        before = window_pixels(win["window_id"])
+        trigger.touch()
+        wait_for(lambda: window_pixels(win["window_id"]) != before, timeout=10, what="the xterm's line")
+        r = act(s, {"window": win, "state_id": r["state_id"]}, [blank])
+        res = r["results"][0]
+        assert res["effect"] in ("no_change", "unverifiable"), json.dumps(res)
+        assert "none of its pixels changed" in res.get("unverified", ""), json.dumps(res)
+    finally:
+        os.killpg(term.pid, 9)

@@ -164,6 +164,22 @@ pub trait DesktopBackend: Send + Sync {
             "this backend reads elements only by walking the window",
         ))
     }
+    /// Captures as [`DesktopBackend::capture`] does and watches the window from then on: the
+    /// watch id (`None` where it cannot be told) asks [`DesktopBackend::repaints_since`] later
+    /// what was drawn on it since. A backend that cannot watch answers an error at once, having
+    /// captured nothing.
+    async fn capture_watched(&self, _window_id: &str) -> GuiResult<(Snapshot, Option<u64>)> {
+        Err(crate::GuiError::new(
+            crate::ErrorCode::UnsupportedAction,
+            "this backend does not watch windows for repaints",
+        ))
+    }
+    /// The areas of the window of the watched capture `watch` drawn on since it (or since the
+    /// last call for it), with what they show now: the capture with them pasted in is the
+    /// window now. `None` when that cannot be told (capture the window again).
+    async fn repaints_since(&self, _watch: u64) -> Option<Vec<crate::image::Repaint>> {
+        None
+    }
     /// Why this backend must be replaced by a fresh connection before the next call (its
     /// display server or accessibility bus went away and may be back), read without a call to
     /// anything slow. `None`: it is fine.

@@ -58,6 +58,14 @@ impl ImageFormat {
     }
 }
 
+/// An area of a window drawn on since it was captured, read again: where it lies in the
+/// capture (image pixels) and what it shows now.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Repaint {
+    pub at: crate::geometry::Rect,
+    pub image: RgbaImage,
+}
+
 /// An encoded image ready to send.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct EncodedImage {
@@ -116,6 +124,27 @@ impl RgbaImage {
         }
         let i = (y as usize * self.width as usize + x as usize) * 4;
         self.data.get(i..i + 4).and_then(|p| p.try_into().ok())
+    }
+
+    /// Copies `part` into this image with its top-left corner at `at` (what lies outside is
+    /// left out). False when nothing fits.
+    pub fn paste(&mut self, at: crate::geometry::Point, part: &RgbaImage) -> bool {
+        if self.check().is_err() || part.check().is_err() {
+            return false;
+        }
+        let (x0, y0) = (at.x.max(0), at.y.max(0));
+        let x1 = (at.x + part.width as i32).min(self.width as i32);
+        let y1 = (at.y + part.height as i32).min(self.height as i32);
+        if x0 >= x1 || y0 >= y1 {
+            return false;
+        }
+        let row = (x1 - x0) as usize * 4;
+        for y in y0..y1 {
+            let src = (((y - at.y) as usize * part.width as usize) + (x0 - at.x) as usize) * 4;
+            let dst = ((y as usize * self.width as usize) + x0 as usize) * 4;
+            self.data[dst..dst + row].copy_from_slice(&part.data[src..src + row]);
+        }
+        true
     }
 
     /// True when every pixel has alpha 255 (screenshots nearly always do).
@@ -444,5 +473,33 @@ mod tests {
                 capped.height
             );
         }
+    }
+}
+
+#[cfg(test)]
+mod paste_tests {
+    use super::*;
+    use crate::geometry::Point;
+
+    #[test]
+    fn a_part_is_copied_in_place_and_clipped_at_the_edges() {
+        let mut img = RgbaImage::filled(4, 3, [0, 0, 0, 255]);
+        let red = RgbaImage::filled(2, 2, [255, 0, 0, 255]);
+        assert!(img.paste(Point::new(1, 1), &red));
+        assert_eq!(img.pixel(0, 0), Some([0, 0, 0, 255]));
+        assert_eq!(img.pixel(1, 1), Some([255, 0, 0, 255]));
+        assert_eq!(img.pixel(2, 2), Some([255, 0, 0, 255]));
+        assert_eq!(img.pixel(3, 2), Some([0, 0, 0, 255]));
+        // Over the right and bottom edges: the part that fits.
+        let blue = RgbaImage::filled(3, 3, [0, 0, 255, 255]);
+        assert!(img.paste(Point::new(3, 2), &blue));
+        assert_eq!(img.pixel(3, 2), Some([0, 0, 255, 255]));
+        assert_eq!(img.pixel(2, 2), Some([255, 0, 0, 255]));
+        // Over the left and top edges.
+        assert!(img.paste(Point::new(-2, -2), &blue));
+        assert_eq!(img.pixel(0, 0), Some([0, 0, 255, 255]));
+        assert_eq!(img.pixel(1, 1), Some([255, 0, 0, 255]));
+        // Entirely outside.
+        assert!(!img.paste(Point::new(4, 0), &blue));
     }
 }

@@ -9,7 +9,7 @@ pub mod input;
 
 pub use error::{ErrorCode, GuiError, GuiResult};
 pub use geometry::{Point, Rect};
-pub use image::{EncodedImage, ImageFormat, RgbaImage};
+pub use image::{EncodedImage, ImageFormat, Repaint, RgbaImage};
 pub use input::{KeyCombo, Modifier, MouseButton};
 pub mod action;
 pub mod activity;
@@ -21,6 +21,8 @@ pub mod doctor;
 mod doctor_probe;
 pub mod effect;
 pub mod ids;
+mod kept;
+mod kept_pixels;
 pub mod limits;
 mod look;
 mod looked;

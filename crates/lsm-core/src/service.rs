@@ -67,6 +67,8 @@ pub struct LocalGui {
     policy: Option<Arc<LivePolicy>>,
     /// The person in charge: take-over, approvals, the activity feed.
     pub(crate) person: Arc<Person>,
+    /// The pixels of the window last answered about, while it is not drawn on.
+    pub(crate) kept_pixels: crate::kept::KeptSlot,
 }
 
 /// How long a failed connection to the desktop is answered from memory before it is tried again.
@@ -95,6 +97,7 @@ impl LocalGui {
             audit: None,
             policy: None,
             person,
+            kept_pixels: Default::default(),
         }
     }
 
@@ -496,7 +499,9 @@ impl LocalGui {
         if let Some(note) = self.person.control.came_back() {
             looked.out.notes.insert(0, note);
         }
-        Ok(self.issue(looked))
+        let out = self.issue(looked);
+        self.keep_pixels(&out.window.window_id).await;
+        Ok(out)
     }
 
     async fn act_for_model(&self, request: ActionRequest) -> GuiResult<ActionOutput> {
@@ -546,6 +551,9 @@ impl LocalGui {
                 "gui_action: ready to act after {judging_began:?}, acted and settled by {ran:?}, answered by {:?}",
                 started.elapsed()
             );
+            if out.state_id.is_some() {
+                self.keep_pixels(&obs.window.window_id).await;
+            }
             Ok(out)
         }
         .await;

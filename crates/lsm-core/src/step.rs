@@ -211,7 +211,7 @@ impl LocalGui {
             crate::service::bounded("listing windows", backend.list_windows()),
             async {
                 match early_pixels {
-                    true => self.pixels_of(&judging.request.window_id).await,
+                    true => self.pixels_before(&judging.request.window_id).await,
                     false => None,
                 }
             }
@@ -235,7 +235,7 @@ impl LocalGui {
             j.pixels = early;
         } else if j.pixel_mode || intent.wants_pixels() {
             let t = Instant::now();
-            j.pixels = self.pixels_of(&j.request.window_id).await;
+            j.pixels = self.pixels_before(&j.request.window_id).await;
             tracing::trace!("before the action: pixels read in {:?}", t.elapsed());
         }
         j.action_began = Instant::now();

@@ -676,35 +676,24 @@ impl DesktopBackend for LinuxBackend {
     }
 
     async fn capture(&self, window_id: &str) -> GuiResult<Snapshot> {
-        if let Some(why) = &self.screenshot_helper {
+        Ok(self.capture_of(window_id, false).await?.0)
+    }
+
+    async fn capture_watched(&self, window_id: &str) -> GuiResult<(Snapshot, Option<u64>)> {
+        if !matches!(self.ws, WindowSystem::X11(_)) {
             return Err(GuiError::new(
                 ErrorCode::UnsupportedAction,
-                format!("no screenshots: {why}"),
+                "only X11 windows are watched for repaints",
             ));
         }
-        let xid = parse_window_id(window_id)?;
-        let (win, ()) = tokio::join!(self.x11_window(window_id), self.ws_warm_capture(xid));
-        let win = win?;
-        let shot = self.ws_capture(&win.win).await?;
-        let mut notes = capture_notes(&shot);
-        if win.win.minimized {
-            notes.push(MINIMIZED_NOTE.into());
+        self.capture_of(window_id, true).await
+    }
+
+    async fn repaints_since(&self, watch: u64) -> Option<Vec<lsm_core::Repaint>> {
+        if !matches!(self.ws, WindowSystem::X11(_)) {
+            return None;
         }
-        // The accessible-process list of the last look is enough here; the walk beside this
-        // call refreshes it.
-        let pids = self.a11y_pids.lock().unwrap_or_else(|p| p.into_inner()).clone();
-        Ok(Snapshot {
-            window: self.info_of(&win, &pids),
-            scale: self.image_scale(&win),
-            elements: Vec::new(),
-            truncated: false,
-            truncated_reason: None,
-            screenshot: Some(Screenshot {
-                image: shot.image,
-                occluded: shot.occluded,
-            }),
-            notes,
-        })
+        self.x(move |x| Ok(x.repaints_since(watch))).await.ok().flatten()
     }
 
     async fn perform(&self, window: &WindowInfo, action: &BackendAction) -> GuiResult<ActionOutcome> {
@@ -771,6 +760,46 @@ impl DesktopBackend for LinuxBackend {
 }
 
 impl LinuxBackend {
+    /// The window's pixels alone; `watched`: also watched for repaints from then on (X11 only;
+    /// see `x11/repaints.rs`), with the watch id.
+    async fn capture_of(&self, window_id: &str, watched: bool) -> GuiResult<(Snapshot, Option<u64>)> {
+        if let Some(why) = &self.screenshot_helper {
+            return Err(GuiError::new(
+                ErrorCode::UnsupportedAction,
+                format!("no screenshots: {why}"),
+            ));
+        }
+        let xid = parse_window_id(window_id)?;
+        let (win, ()) = tokio::join!(self.x11_window(window_id), self.ws_warm_capture(xid));
+        let win = win?;
+        let (shot, watch) = if watched {
+            let record = win.win.clone();
+            self.x(move |x| x.capture_watched(&record)).await?
+        } else {
+            (self.ws_capture(&win.win).await?, None)
+        };
+        let mut notes = capture_notes(&shot);
+        if win.win.minimized {
+            notes.push(MINIMIZED_NOTE.into());
+        }
+        // The accessible-process list of the last look is enough here; the walk beside this
+        // call refreshes it.
+        let pids = self.a11y_pids.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        let snapshot = Snapshot {
+            window: self.info_of(&win, &pids),
+            scale: self.image_scale(&win),
+            elements: Vec::new(),
+            truncated: false,
+            truncated_reason: None,
+            screenshot: Some(Screenshot {
+                image: shot.image,
+                occluded: shot.occluded,
+            }),
+            notes,
+        };
+        Ok((snapshot, watch))
+    }
+
     /// Observes the window as `win` describes it (`observe` says which record that is).
     async fn observe_view(&self, mut win: View, req: &ObserveRequest) -> GuiResult<Snapshot> {
         let window_id = format_window_id(win.win.id);

@@ -367,6 +367,11 @@ impl X11 {
 
     /// Called by `pump` for every DamageNotify.
     pub(super) fn note_damage(&self, ev: &x11rb::protocol::damage::NotifyEvent) {
+        let a = ev.area;
+        let area = Rect::new(a.x as i32, a.y as i32, a.width as i32, a.height as i32);
+        if self.lock_watches().note(ev.damage, area) {
+            return;
+        }
         let mut areas = self.damage_areas.lock().unwrap_or_else(|p| p.into_inner());
         if areas.len() < MAX_DAMAGE_AREAS {
             let (g, a) = (ev.geometry, ev.area);
@@ -417,17 +422,28 @@ impl X11 {
         set.clear();
     }
 
-    /// Reads the client area out of the top-level's off-screen pixmap.
+    /// Reads the client area `bounds` (root coordinates) out of the top-level's off-screen
+    /// pixmap.
     fn capture_pixmap(&self, id: u32, top: u32, bounds: Rect) -> GuiResult<RgbaImage> {
         let tg = self.geometry(top)?;
+        let mut images = self.read_parts(id, top, &tg, &[bounds])?;
+        images
+            .pop()
+            .ok_or_else(|| GuiError::backend(format!("window 0x{id:x}: nothing read")))
+    }
+
+    /// Reads areas (root coordinates) of window `id` out of its top-level's off-screen pixmap
+    /// (`tg`: the top-level's geometry), naming the pixmap once. What lies outside the pixmap
+    /// is black.
+    pub(super) fn read_parts(
+        &self,
+        id: u32,
+        top: u32,
+        tg: &xproto::GetGeometryReply,
+        parts: &[Rect],
+    ) -> GuiResult<Vec<RgbaImage>> {
         let bw = tg.border_width as i32;
-        // The pixmap covers the top-level's border too; tg.x/y is its outer corner.
-        let (ox, oy) = (bounds.x - tg.x as i32, bounds.y - tg.y as i32);
         let pix_rect = Rect::new(0, 0, tg.width as i32 + 2 * bw, tg.height as i32 + 2 * bw);
-        let want = Rect::new(ox, oy, bounds.width, bounds.height);
-        let clip = pix_rect
-            .intersect(&want)
-            .ok_or_else(|| GuiError::backend(format!("window 0x{id:x} lies outside its frame's pixmap")))?;
         let pixmap = self.conn.generate_id().map_err(id_err)?;
         self.conn
             .composite_name_window_pixmap(top, pixmap)
@@ -440,16 +456,27 @@ impl X11 {
                 }
                 e => win_err(top, "CompositeNameWindowPixmap", e),
             })?;
-        let at = clip.translate(-ox, -oy);
-        let mut canvas = Canvas::new(
-            bounds.width as usize,
-            bounds.height as usize,
-            at == Rect::new(0, 0, bounds.width, bounds.height),
-        );
-        let read = self.read_image(pixmap, clip, &mut canvas, at);
+        let read = parts
+            .iter()
+            .map(|bounds| {
+                // The pixmap covers the top-level's border too; tg.x/y is its outer corner.
+                let (ox, oy) = (bounds.x - tg.x as i32, bounds.y - tg.y as i32);
+                let want = Rect::new(ox, oy, bounds.width, bounds.height);
+                let clip = pix_rect.intersect(&want).ok_or_else(|| {
+                    GuiError::backend(format!("window 0x{id:x} lies outside its frame's pixmap"))
+                })?;
+                let at = clip.translate(-ox, -oy);
+                let mut canvas = Canvas::new(
+                    bounds.width as usize,
+                    bounds.height as usize,
+                    at == Rect::new(0, 0, bounds.width, bounds.height),
+                );
+                self.read_image(pixmap, clip, &mut canvas, at)?;
+                canvas.into_image()
+            })
+            .collect();
         let _ = self.conn.free_pixmap(pixmap);
-        read?;
-        canvas.into_image()
+        read
     }
 
     /// GetImage of the window itself: only the part on screen can be read, and covered parts

@@ -102,10 +102,13 @@ pub struct X11 {
     /// The Damage extension, to see when a window has repainted after its redirection.
     pub(super) has_damage: bool,
     /// Areas (root coordinates) of the DamageNotify events `pump` saw since they were last
-    /// taken (only one Damage object exists at a time; see `capture.rs`).
+    /// taken, of the one Damage object that waits for a repaint (see `capture.rs`; the
+    /// watches of `repaints.rs` are apart).
     pub(super) damage_areas: Mutex<Vec<Rect>>,
     /// Top-levels we redirected for capture (see `capture.rs`).
     pub(super) redirected: Mutex<HashSet<u32>>,
+    /// Captured top-levels watched for repaints (see `repaints.rs`).
+    pub(super) watches: Mutex<super::watches::Watches>,
     pub(super) has_xtest: bool,
     /// Latest server time seen on a PropertyNotify of `helper`.
     pub(super) last_time: AtomicU32,
@@ -272,6 +275,7 @@ impl X11 {
             has_damage,
             damage_areas: Mutex::new(Vec::new()),
             redirected: Mutex::new(HashSet::new()),
+            watches: Mutex::default(),
             has_xtest,
             last_time: AtomicU32::new(0),
             keymap: Mutex::new(None),

@@ -1,7 +1,7 @@
 //! The X11 window system, in pure Rust over `x11rb` (also XWayland's display): the connection,
 //! window list, focus and modal dialogs (`connection.rs`), client-area capture (`capture.rs`:
 //! the window's own pixmap through Composite, MIT-SHM in `shm.rs`), pointer input through XTest
-//! (`pointer.rs`), and keyboard input (`keys.rs`, typing any Unicode text by temporarily
+//! (`pointer.rs`), whether a captured window was repainted since (`repaints.rs`), and keyboard input (`keys.rs`, typing any Unicode text by temporarily
 //! remapping spare keycodes of the cached mapping in `keymap.rs`). Why a display cannot be
 //! opened is said in `display_error.rs`.
 //!
@@ -14,7 +14,9 @@ mod display_error;
 mod keymap;
 mod keys;
 mod pointer;
+mod repaints;
 mod shm;
+mod watches;
 
 pub use capture::{minimized_error, Capture, Gap, REPAINT_WAIT};
 pub use connection::X11;

@@ -1,0 +1,70 @@
+//! The pixels of the window last answered about, read after the answer and kept up to date
+//! by what is drawn on it, so that the pixels before the next action are at hand instead of read
+//! whole while the caller waits.
+//!
+//! After `gui_state` or `gui_action` answers with a `state_id`, the window is captured in the
+//! background, where the backend can watch it ([`DesktopBackend::capture_watched`]). Before the
+//! next action on that window the backend reads back only the areas drawn on since
+//! ([`DesktopBackend::repaints_since`]: a caret that blinked, a spinner), and they are pasted
+//! into the kept capture: that is the window's pixels now, as a capture would read them. Where
+//! that cannot be told (resized, drawn on all over, another backend), the window is captured
+//! whole, as before.
+
+use crate::kept::KeptPixels;
+use crate::service::{bounded, LocalGui};
+use crate::RgbaImage;
+use std::sync::Arc;
+
+impl LocalGui {
+    /// The window's pixels now: the kept capture with what was drawn on since pasted in, else
+    /// a fresh capture. The kept capture is used up (the action is about to change the
+    /// window; its answer keeps a new one).
+    pub(crate) async fn pixels_before(&self, window_id: &str) -> Option<(RgbaImage, f64)> {
+        if let Ok(backend) = self.backend().await {
+            let mut slot = self.kept_pixels.lock().await;
+            let kept = slot
+                .take()
+                .filter(|k| k.window_id == window_id && Arc::ptr_eq(&k.backend, &backend));
+            drop(slot);
+            if let Some(mut k) = kept {
+                let began = std::time::Instant::now();
+                if let Some(repaints) = backend.repaints_since(k.watch).await {
+                    for r in &repaints {
+                        k.image.paste(r.at.origin(), &r.image);
+                    }
+                    tracing::trace!(
+                        "pixels before the action: the kept capture and {} area(s) drawn since, in {:?}",
+                        repaints.len(),
+                        began.elapsed()
+                    );
+                    return Some((k.image, k.scale));
+                }
+            }
+        }
+        self.pixels_of(window_id).await
+    }
+
+    /// After an answer about `window_id`: its pixels read in the background and kept, watched,
+    /// where the backend can watch them.
+    pub(crate) async fn keep_pixels(&self, window_id: &str) {
+        let Ok(backend) = self.backend().await else {
+            return;
+        };
+        let slot = self.kept_pixels.clone();
+        let window_id = window_id.to_string();
+        tokio::spawn(async move {
+            let mut kept = slot.lock().await;
+            let captured = bounded("capturing the window", backend.capture_watched(&window_id)).await;
+            *kept = match captured {
+                Ok((snap, Some(watch))) => snap.screenshot.map(|s| KeptPixels {
+                    window_id,
+                    image: s.image,
+                    scale: snap.scale,
+                    watch,
+                    backend: backend.clone(),
+                }),
+                _ => None,
+            };
+        });
+    }
+}
