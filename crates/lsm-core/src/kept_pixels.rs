@@ -2,10 +2,11 @@
 //! by what is drawn on it, so that the pixels before the next action are at hand instead of read
 //! whole while the caller waits.
 //!
-//! After `gui_state` or `gui_action` answers with a `state_id`, the window is captured in the
-//! background, where the backend can watch it ([`DesktopBackend::capture_watched`]). Before the
-//! next action on that window the backend reads back only the areas drawn on since
-//! ([`DesktopBackend::repaints_since`]: a caret that blinked, a spinner), and they are pasted
+//! After `gui_action` answers with a `state_id`, the window is captured in the background, where
+//! the backend can watch it ([`crate::backend::DesktopBackend::capture_watched`]); not after `gui_state`, which a
+//! caller may repeat while it waits for something. Before the next action on that window the
+//! backend reads back only the areas drawn on since
+//! ([`crate::backend::DesktopBackend::repaints_since`]: a caret that blinked, a spinner), and they are pasted
 //! into the kept capture: that is the window's pixels now, as a capture would read them. Where
 //! that cannot be told (resized, drawn on all over, another backend), the window is captured
 //! whole, as before.

@@ -499,9 +499,7 @@ impl LocalGui {
         if let Some(note) = self.person.control.came_back() {
             looked.out.notes.insert(0, note);
         }
-        let out = self.issue(looked);
-        self.keep_pixels(&out.window.window_id).await;
-        Ok(out)
+        Ok(self.issue(looked))
     }
 
     async fn act_for_model(&self, request: ActionRequest) -> GuiResult<ActionOutput> {
@@ -551,6 +549,8 @@ impl LocalGui {
                 "gui_action: ready to act after {judging_began:?}, acted and settled by {ran:?}, answered by {:?}",
                 started.elapsed()
             );
+            // Not after `gui_state`: a caller that observes again and again (polling) would
+            // pay a capture per look.
             if out.state_id.is_some() {
                 self.keep_pixels(&obs.window.window_id).await;
             }
