@@ -39,8 +39,8 @@ DIALOG_TITLE = "Step dialog"
 STEP_PID = [0]  # the step app this run started
 # Three runs each way; the best of each way is reported (the desktop's own jitter, such as the
 # window manager's focus delay, is tens of milliseconds either way). In the order old new new old
-# old new, so that applications growing slower (or warming up) over the runs weigh on both ways
-# alike.
+# old new, so that drift of the desktop over the runs weighs on both ways alike; the applications
+# are started afresh before each run (see `fresh_apps`).
 ORDER = ("old", "new", "new", "old", "old", "new")
 
 
@@ -215,14 +215,6 @@ def main() -> int:
     if env is None:
         print("the desktop bed is not up: tests/bed/desktop.sh up", file=sys.stderr)
         return 2
-    # Fresh applications: GTK 3 ones that have served many AT-SPI clients for a long while (the
-    # test suite's) grow slow to answer anyone and busy on their own (the test app at 50-90 % of a
-    # core after an hour), which only adds noise to both ways.
-    for key in ("testapp", FACTORY):
-        subprocess.run(["bash", str(REPO / "tests/bed/desktop.sh"), "stop-app", key], env=env,
-                       capture_output=True, timeout=60)
-        subprocess.run(["bash", str(REPO / "tests/bed/desktop.sh"), "ensure-app", key], env=env,
-                       capture_output=True, timeout=120, check=True)
     stepapp = subprocess.Popen(["/usr/bin/python3", str(REPO / "tests/apps/lsm_stepapp.py"), STEP_TITLE],
                                env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     STEP_PID[0] = stepapp.pid
@@ -237,21 +229,40 @@ def main() -> int:
     return 0
 
 
-def run_both(env: dict, results: dict) -> None:
+def fresh_apps(env: dict) -> None:
+    """The test app and the widget factory started afresh. GTK 3 applications grow slower to
+    answer with every AT-SPI client they have served (the bench's own probes among them: over one
+    bench the same steps took up to twice as long from one run to another), so each run starts
+    with fresh ones and neither way gets the fresher applications."""
+    for key in ("testapp", FACTORY):
+        subprocess.run(["bash", str(REPO / "tests/bed/desktop.sh"), "stop-app", key], env=env,
+                       capture_output=True, timeout=60)
+        subprocess.run(["bash", str(REPO / "tests/bed/desktop.sh"), "ensure-app", key], env=env,
+                       capture_output=True, timeout=120, check=True)
+
+
+def wait_for_windows(s: LsmSession) -> None:
+    """Until every window of the task is listed and its application answers AT-SPI."""
     deadline = time.monotonic() + 30
+    while True:
+        try:
+            windows(Counter(s))
+            if all(probe_node(app, name) is not None
+                   for app, name in ((STEPAPP, "Open dialog"), (TESTAPP, "Press me"), (FACTORY, "togglebutton"))):
+                return
+        except AssertionError:
+            pass
+        if time.monotonic() > deadline:
+            raise AssertionError("the task's windows did not appear")
+        time.sleep(0.3)
+
+
+def run_both(env: dict, results: dict) -> None:
     with LsmSession("stdio", env=env) as s:
-        while True:  # the step app registers its window and its accessibility
-            try:
-                windows(Counter(s))
-                if probe_node(STEPAPP, "Open dialog") is not None:
-                    break
-            except AssertionError:
-                pass
-            if time.monotonic() > deadline:
-                raise AssertionError("the step app's window did not appear")
-            time.sleep(0.3)
         ways = {"old": run_old, "new": run_new}
         for way in ORDER:
+            fresh_apps(env)
+            wait_for_windows(s)
             fn = ways[way]
             c = Counter(s)
             wins = windows(c)
@@ -276,7 +287,8 @@ def report(results: dict) -> None:
     print("14 steps (test app: check box, type, set_value, right-click menu and its item, a button; "
           "gtk3-widget-factory: a toggle button and a check box, each twice, tab page 2 and back to page 1; step app: "
           "open a dialog and close it with its button), each effect checked through AT-SPI outside the timing; "
-          "best of three runs each way (in the order old new new old old new), through the official Python MCP SDK over stdio.")
+          "best of three runs each way (in the order old new new old old new, the test app and the widget factory started afresh before each run), "
+          "through the official Python MCP SDK over stdio.")
     out = REPO / "target" / "bench"
     out.mkdir(parents=True, exist_ok=True)
     (out / "step.md").write_text(table + "\n")
