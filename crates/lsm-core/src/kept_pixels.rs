@@ -3,13 +3,13 @@
 //! whole while the caller waits.
 //!
 //! After `gui_action` answers with a `state_id`, the window is captured in the background, where
-//! the backend can watch it ([`crate::backend::DesktopBackend::capture_watched`]); not after `gui_state`, which a
-//! caller may repeat while it waits for something. Before the next action on that window the
-//! backend reads back only the areas drawn on since
-//! ([`crate::backend::DesktopBackend::repaints_since`]: a caret that blinked, a spinner), and they are pasted
-//! into the kept capture: that is the window's pixels now, as a capture would read them. Where
-//! that cannot be told (resized, drawn on all over, another backend), the window is captured
-//! whole, as before.
+//! the backend can watch it ([`crate::backend::DesktopBackend::capture_watched`]); after
+//! `gui_state` too, unless its capture is kept already (a caller may observe again and again
+//! while it waits for something). Before the next action on that window the backend reads back
+//! only the areas drawn on since ([`crate::backend::DesktopBackend::repaints_since`]: a caret
+//! that blinked, a spinner), and they are pasted into the kept capture: that is the window's
+//! pixels now, as a capture would read them. Where that cannot be told (resized, drawn on all
+//! over, another backend), the window is captured whole, as before.
 
 use crate::kept::KeptPixels;
 use crate::service::{bounded, LocalGui};
@@ -43,6 +43,20 @@ impl LocalGui {
             }
         }
         self.pixels_of(window_id).await
+    }
+
+    /// After a `gui_state` answer about `window_id`: its pixels kept as after a `gui_action`,
+    /// unless they already are (or are being read): a caller that observes a window again and
+    /// again pays one capture, and its first action on a window not captured before does not
+    /// wait for that first capture (on X11 it redirects the window, and waits for its repaint).
+    pub(crate) async fn keep_pixels_once(&self, window_id: &str) {
+        let kept = match self.kept_pixels.try_lock() {
+            Ok(slot) => slot.as_ref().is_some_and(|k| k.window_id == window_id),
+            Err(_) => true,
+        };
+        if !kept {
+            self.keep_pixels(window_id).await;
+        }
     }
 
     /// After an answer about `window_id`: its pixels read in the background and kept, watched,

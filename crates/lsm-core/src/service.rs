@@ -499,7 +499,9 @@ impl LocalGui {
         if let Some(note) = self.person.control.came_back() {
             looked.out.notes.insert(0, note);
         }
-        Ok(self.issue(looked))
+        let out = self.issue(looked);
+        self.keep_pixels_once(&out.window.window_id).await;
+        Ok(out)
     }
 
     async fn act_for_model(&self, request: ActionRequest) -> GuiResult<ActionOutput> {
@@ -549,8 +551,6 @@ impl LocalGui {
                 "gui_action: ready to act after {judging_began:?}, acted and settled by {ran:?}, answered by {:?}",
                 started.elapsed()
             );
-            // Not after `gui_state`: a caller that observes again and again (polling) would
-            // pay a capture per look.
             if out.state_id.is_some() {
                 self.keep_pixels(&obs.window.window_id).await;
             }

@@ -81,9 +81,12 @@ fn is_activity(member: &str, detail: &str) -> bool {
 }
 
 /// What a relevant event may have changed: a state of its sender that hides, shows or moves
-/// nothing changes only that object.
-fn reach_of(member: &str, detail: &str) -> Reach {
-    if member == "StateChanged" && !LAYOUT_STATES.contains(&detail) {
+/// nothing changes only that object. An object saying it is not defunct (GTK 3 says so of
+/// objects it has just made for a client that asked about them) shows nothing by that: an
+/// element added to the window is announced as a child added.
+fn reach_of(member: &str, detail: &str, value: i32) -> Reach {
+    let own = !LAYOUT_STATES.contains(&detail) || (detail == "defunct" && value == 0);
+    if member == "StateChanged" && own {
         Reach::OwnState
     } else {
         Reach::Anything
@@ -159,7 +162,7 @@ impl Events {
             app.recent.push(ActivityEvent {
                 at: Instant::now(),
                 source: obj.encode(),
-                reach: reach_of(member, detail),
+                reach: reach_of(member, detail, d1),
             });
         }
         match member {
@@ -452,13 +455,17 @@ mod tests {
 
     #[test]
     fn only_a_state_that_moves_nothing_reaches_its_sender_alone() {
-        assert_eq!(reach_of("StateChanged", "checked"), Reach::OwnState);
+        assert_eq!(reach_of("StateChanged", "checked", 1), Reach::OwnState);
         // A window activated when another is clicked lays nothing out again.
-        assert_eq!(reach_of("StateChanged", "active"), Reach::OwnState);
-        assert_eq!(reach_of("StateChanged", "focused"), Reach::OwnState);
+        assert_eq!(reach_of("StateChanged", "active", 1), Reach::OwnState);
+        assert_eq!(reach_of("StateChanged", "focused", 1), Reach::OwnState);
         for layout in ["showing", "visible", "expanded", "defunct"] {
-            assert_eq!(reach_of("StateChanged", layout), Reach::Anything, "{layout}");
+            assert_eq!(reach_of("StateChanged", layout, 1), Reach::Anything, "{layout}");
         }
+        // Hidden, or no longer defunct (an object GTK 3 just made for a client): taken off, a
+        // layout state still moves things, except "defunct", which shows nothing new by itself.
+        assert_eq!(reach_of("StateChanged", "showing", 0), Reach::Anything);
+        assert_eq!(reach_of("StateChanged", "defunct", 0), Reach::OwnState);
         for member in [
             "ChildrenChanged",
             "TextChanged",
@@ -466,7 +473,7 @@ mod tests {
             "BoundsChanged",
             "Create",
         ] {
-            assert_eq!(reach_of(member, ""), Reach::Anything, "{member}");
+            assert_eq!(reach_of(member, "", 1), Reach::Anything, "{member}");
         }
     }
 }
