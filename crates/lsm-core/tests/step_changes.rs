@@ -38,6 +38,13 @@ struct App {
     own_state_events: Vec<Instant>,
     own_state: bool,
     rereads: u32,
+    /// Watch captures for repaints (`capture_watched`): the `painted` the watched capture
+    /// showed (`None`: nothing watched). `lying_watch`: the watch never reports a repaint.
+    watching: bool,
+    watched: Option<bool>,
+    lying_watch: bool,
+    /// Captures read whole (`observe` with a screenshot).
+    captures: u32,
 }
 
 /// How long the "Deferred" button is pressed before its dialog opens.
@@ -183,6 +190,7 @@ impl DesktopBackend for Fake {
             occluded: false,
         });
         app.ticks += 1;
+        app.captures += u32::from(r.screenshot);
         let later = app
             .later_at
             .is_some_and(|t| t.elapsed() >= Duration::from_millis(300));
@@ -324,6 +332,29 @@ impl DesktopBackend for Fake {
     }
     fn activity(&self, _w: &WindowInfo) -> Option<Activity> {
         self.0.lock().unwrap().activity()
+    }
+    async fn capture_watched(&self, id: &str) -> GuiResult<(Snapshot, Option<u64>)> {
+        if !self.0.lock().unwrap().watching {
+            return Err(GuiError::new(ErrorCode::UnsupportedAction, "no watch"));
+        }
+        let snap = self.capture(id).await?;
+        let mut app = self.0.lock().unwrap();
+        app.watched = Some(app.painted);
+        Ok((snap, Some(7)))
+    }
+    async fn repaints_since(&self, watch: u64) -> Option<Vec<Repaint>> {
+        let mut app = self.0.lock().unwrap();
+        let was = app.watched.filter(|_| watch == 7)?;
+        app.watched = Some(app.painted);
+        if was == app.painted || app.lying_watch {
+            return Some(Vec::new());
+        }
+        // The whole window drawn again, in its new shade.
+        let shade = if app.painted { 90 } else { 200 };
+        Some(vec![Repaint {
+            at: Rect::new(0, 0, 300, 200),
+            image: RgbaImage::filled(300, 200, [shade, shade, shade, 255]),
+        }])
     }
     async fn reread_states(
         &self,
@@ -724,5 +755,46 @@ async fn only_pixels_changed_is_unverifiable_and_a_flash_is_no_change() {
             r.unverified.as_deref().unwrap_or("").contains("pixels changed"),
             "{r:?}"
         );
+    }
+}
+
+/// The pixels before an action are the capture kept after the last answer, with what was drawn
+/// since pasted in: a window that drew by itself between two calls does not lend that to the
+/// next action (a click that does nothing is `no_change`), and the window is not read whole
+/// before the action. With a watch that misses the repaint, the same click would be told
+/// "pixels changed", which is what the check against `lying_watch` shows.
+#[tokio::test]
+async fn a_change_drawn_between_two_calls_is_not_the_next_actions_effect() {
+    for lying in [false, true] {
+        let (fake, gui) = setup(true);
+        {
+            let mut app = fake.0.lock().unwrap();
+            app.watching = true;
+            app.lying_watch = lying;
+        }
+        let s = observe(&gui).await;
+        // The kept capture is read in the background after the answer.
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while fake.0.lock().unwrap().watched.is_none() && Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        let captures = {
+            let mut app = fake.0.lock().unwrap();
+            app.painted = true; // drawn by the application itself
+            app.captures
+        };
+        let out = click(&gui, &s.state_id, &id_of(&s.elements, "Plain"), Some(400))
+            .await
+            .expect("click");
+        let effect = out.results[0].effect;
+        if lying {
+            assert_ne!(effect, Some(Effect::NoChange), "{:?}", out.results[0]);
+        } else {
+            assert_eq!(effect, Some(Effect::NoChange), "{:?}", out.results[0]);
+            // The pixels before the click came from the kept capture and its repaint.
+            let before_click = fake.0.lock().unwrap().captures - captures;
+            let settle_looks = out.settle_ms.unwrap_or(0) / 250 + 1;
+            assert!(u64::from(before_click) <= settle_looks, "{before_click} captures");
+        }
     }
 }
