@@ -14,17 +14,20 @@ use super::capture::Capture;
 use super::connection::*;
 use super::watches::{Watch, Watches, MAX_WATCHED};
 use crate::window::WindowRecord;
-use lsm_core::{GuiResult, Rect, Repaint};
+use lsm_core::{ErrorCode, GuiError, GuiResult, Rect, Repaint};
 use x11rb::connection::Connection;
 use x11rb::protocol::damage::{ConnectionExt as _, ReportLevel};
 
 impl X11 {
     /// Captures `w` and watches it from then on: the watch id tells [`X11::repaints_since`]
-    /// which capture it asks about. No id when the pixels were read from the screen or the
-    /// server has no Damage extension.
+    /// which capture it asks about. No id when the pixels were read from the screen; an error,
+    /// with nothing captured, when the server has no Damage extension.
     pub fn capture_watched(&self, w: &WindowRecord) -> GuiResult<(Capture, Option<u64>)> {
         if !self.has_damage {
-            return Ok((self.capture_window(w)?, None));
+            return Err(GuiError::new(
+                ErrorCode::UnsupportedAction,
+                "the X server has no Damage extension: windows are not watched for repaints",
+            ));
         }
         let top = self.toplevel_of(w.id)?;
         let existing = self.lock_watches().by_top.get(&top).map(|watch| watch.damage);
