@@ -474,32 +474,26 @@ mod tests {
             );
         }
     }
-}
-
-#[cfg(test)]
-mod paste_tests {
-    use super::*;
-    use crate::geometry::Point;
 
     #[test]
     fn a_part_is_copied_in_place_and_clipped_at_the_edges() {
         let mut img = RgbaImage::filled(4, 3, [0, 0, 0, 255]);
         let red = RgbaImage::filled(2, 2, [255, 0, 0, 255]);
-        assert!(img.paste(Point::new(1, 1), &red));
+        assert!(img.paste(crate::geometry::Point::new(1, 1), &red));
         assert_eq!(img.pixel(0, 0), Some([0, 0, 0, 255]));
         assert_eq!(img.pixel(1, 1), Some([255, 0, 0, 255]));
         assert_eq!(img.pixel(2, 2), Some([255, 0, 0, 255]));
         assert_eq!(img.pixel(3, 2), Some([0, 0, 0, 255]));
         // Over the right and bottom edges: the part that fits.
         let blue = RgbaImage::filled(3, 3, [0, 0, 255, 255]);
-        assert!(img.paste(Point::new(3, 2), &blue));
+        assert!(img.paste(crate::geometry::Point::new(3, 2), &blue));
         assert_eq!(img.pixel(3, 2), Some([0, 0, 255, 255]));
         assert_eq!(img.pixel(2, 2), Some([255, 0, 0, 255]));
         // Over the left and top edges.
-        assert!(img.paste(Point::new(-2, -2), &blue));
+        assert!(img.paste(crate::geometry::Point::new(-2, -2), &blue));
         assert_eq!(img.pixel(0, 0), Some([0, 0, 255, 255]));
         assert_eq!(img.pixel(1, 1), Some([255, 0, 0, 255]));
         // Entirely outside.
-        assert!(!img.paste(Point::new(4, 0), &blue));
+        assert!(!img.paste(crate::geometry::Point::new(4, 0), &blue));
     }
 }

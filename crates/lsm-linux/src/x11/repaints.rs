@@ -71,8 +71,8 @@ impl X11 {
                     damage,
                     capture: id,
                     client: w.id,
-                    client_area: w.bounds,
-                    top_geometry: (tg.x as i32, tg.y as i32, tg.width, tg.height, tg.border_width),
+                    client_area: w.bounds.translate(-(tg.x as i32), -(tg.y as i32)),
+                    top_size: (tg.width, tg.height, tg.border_width),
                     drawn: Some(Vec::new()),
                 },
             );
@@ -104,31 +104,22 @@ impl X11 {
         let sent = self.conn.damage_subtract(damage, 0u32, 0u32).map(|_| ());
         let tg = sent.ok().and_then(|()| self.geometry(top).ok());
         self.pump();
-        let (client, area, drawn, tg) = {
+        let Some((client, client_area, drawn, tg)) = ({
             let mut watches = self.lock_watches();
             let w = watches.by_top.get_mut(&top).filter(|w| w.capture == id)?;
             let drawn = w.drawn.replace(Vec::new());
-            // Resized (or its border changed): the capture no longer fits the window.
-            let Some(tg) = tg.filter(|tg| {
-                (tg.width, tg.height, tg.border_width)
-                    == (w.top_geometry.2, w.top_geometry.3, w.top_geometry.4)
-            }) else {
-                w.capture = 0;
-                return None;
-            };
-            // Moved: the same pixels, elsewhere on the root.
-            let moved = (tg.x as i32 - w.top_geometry.0, tg.y as i32 - w.top_geometry.1);
-            w.top_geometry.0 = tg.x as i32;
-            w.top_geometry.1 = tg.y as i32;
-            w.client_area = w.client_area.translate(moved.0, moved.1);
-            (w.client, w.client_area, drawn, tg)
-        };
-        let Some(drawn) = drawn else {
+            tg.filter(|tg| (tg.width, tg.height, tg.border_width) == w.top_size)
+                .zip(drawn)
+                .map(|(tg, drawn)| (w.client, w.client_area, drawn, tg))
+        }) else {
+            // Resized (the capture no longer fits the window), or drawn on in too many places.
             self.forget_capture(top, id);
             return None;
         };
-        // From the top-level's coordinates to the root's, within the client.
+        // Drawn areas are counted from inside the border, the client from the outer corner;
+        // both then go to the root, where the top-level is now.
         let border = tg.border_width as i32;
+        let area = client_area.translate(tg.x as i32, tg.y as i32);
         let origin = (tg.x as i32 + border, tg.y as i32 + border);
         let parts: Vec<Rect> = drawn
             .iter()

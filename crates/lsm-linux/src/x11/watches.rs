@@ -22,11 +22,13 @@ pub(super) struct Watch {
     pub(super) damage: u32,
     /// The capture it watches (0: none any more).
     pub(super) capture: u64,
-    /// The client window captured, and its area on the root then.
+    /// The client window captured, and its area from the top-level's outer corner (the same
+    /// wherever the top-level is moved).
     pub(super) client: u32,
     pub(super) client_area: Rect,
-    /// The top-level's outer corner, size and border then.
-    pub(super) top_geometry: (i32, i32, u16, u16, u16),
+    /// The top-level's width, height and border when captured: another size, and the capture
+    /// no longer fits the window.
+    pub(super) top_size: (u16, u16, u16),
     /// Areas drawn on since the watch was last emptied, in the top-level's coordinates;
     /// `None` once there were too many to read back one by one.
     pub(super) drawn: Option<Vec<Rect>>,
