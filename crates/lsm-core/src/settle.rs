@@ -58,6 +58,8 @@ const FIRST_EVENT_POLL: Duration = Duration::from_millis(1);
 const FIRST_WALK_LATEST: Duration = Duration::from_millis(60);
 /// How often events are looked at while waiting (a read of a counter, no call).
 const EVENT_POLL: Duration = Duration::from_millis(5);
+/// The shortest sleep of the settle loop (the timer's own resolution is a millisecond).
+const MIN_SLEEP: Duration = Duration::from_micros(500);
 /// While waiting for an effect that sends no event, how often the window is walked anyway.
 const SLOW_POLL: Duration = Duration::from_millis(250);
 /// While the elements show no effect, how often the pixels are compared (a change only pixels
@@ -412,7 +414,8 @@ impl LocalGui {
             let now = activity();
             let (last_event, own_states) = reaction(&now, job.action_began, actions_end);
             let since_last = last_event.elapsed();
-            let quiet = since_last >= quiet_needed(actions_end, &now.times(), effect_state(seen), own_states);
+            let needed = quiet_needed(actions_end, &now.times(), effect_state(seen), own_states);
+            let quiet = since_last >= needed;
             let stale = events_since(&now, walk_began) > 0;
             let waited = actions_end.elapsed();
             if quiet && !stale && seen {
@@ -464,8 +467,38 @@ impl LocalGui {
                 look_again = again;
                 continue;
             }
-            tokio::time::sleep(EVENT_POLL.min(job.bound.saturating_sub(waited))).await;
+            let due = Due {
+                quiet_in: (seen && !stale).then(|| needed.saturating_sub(since_last)),
+                rewalk_in: stale.then(|| REWALK_AFTER.saturating_sub(since_last)),
+                look_in: look_again.filter(|_| !seen).map(|at| at.saturating_sub(waited)),
+                bound_in: job.bound.saturating_sub(waited),
+            };
+            tokio::time::sleep(due.sleep()).await;
         }
+    }
+}
+
+/// How long until each moment the settle loop acts on, where one is coming.
+struct Due {
+    /// The quiet period ends (the effect is seen and the last walk is current).
+    quiet_in: Option<Duration>,
+    /// Events came since the last walk: it is walked again this long after the last of them.
+    rewalk_in: Option<Duration>,
+    /// A look that has to last has lasted.
+    look_in: Option<Duration>,
+    bound_in: Duration,
+}
+
+impl Due {
+    /// The loop's next sleep: until the first of those moments, at most `EVENT_POLL` (a new
+    /// event may change them). Waking at the moment, not at the next poll, is what a settle
+    /// that ends on a quiet period costs no more than the quiet itself.
+    fn sleep(&self) -> Duration {
+        [self.quiet_in, self.rewalk_in, self.look_in, Some(self.bound_in)]
+            .into_iter()
+            .flatten()
+            .fold(EVENT_POLL, Duration::min)
+            .max(MIN_SLEEP)
     }
 }
 
@@ -629,5 +662,29 @@ mod tests {
             quiet_needed(end, &at(start, &[0, 200, 400, 501]), Effect::Unseen, false),
             MIN_QUIET
         );
+    }
+
+    #[test]
+    fn the_loop_wakes_when_the_quiet_ends_not_at_the_next_poll() {
+        let ms = Duration::from_millis;
+        let due = |quiet_in, rewalk_in, look_in, bound_in| Due {
+            quiet_in,
+            rewalk_in,
+            look_in,
+            bound_in,
+        };
+        // The quiet ends in 2 ms: woken then, not 5 ms later.
+        assert_eq!(due(Some(ms(2)), None, None, ms(1500)).sleep(), ms(2));
+        // Nothing due soon: the events are looked at every EVENT_POLL.
+        assert_eq!(due(Some(ms(15)), None, None, ms(1500)).sleep(), EVENT_POLL);
+        assert_eq!(due(None, None, None, ms(1500)).sleep(), EVENT_POLL);
+        // The first of several moments, and the bound.
+        assert_eq!(
+            due(Some(ms(4)), Some(ms(3)), Some(ms(1)), ms(1500)).sleep(),
+            ms(1)
+        );
+        assert_eq!(due(None, None, None, ms(2)).sleep(), ms(2));
+        // A moment that has come (the loop acts on it elsewhere) does not spin the loop.
+        assert_eq!(due(Some(Duration::ZERO), None, None, ms(1500)).sleep(), MIN_SLEEP);
     }
 }
