@@ -1,5 +1,5 @@
-//! The pixels of the window last answered about, read after the answer and kept up to date
-//! by what is drawn on it, so that the pixels before the next action are at hand instead of read
+//! The pixels of the windows last answered about, read after the answer and kept up to date
+//! by what is drawn on them, so that the pixels before the next action are at hand instead of read
 //! whole while the caller waits.
 //!
 //! After `gui_action` answers with a `state_id`, the window is captured in the background, where
@@ -23,9 +23,7 @@ impl LocalGui {
     pub(crate) async fn pixels_before(&self, window_id: &str) -> Option<(RgbaImage, f64)> {
         if let Ok(backend) = self.backend().await {
             let mut slot = self.kept_pixels.lock().await;
-            let kept = slot
-                .take()
-                .filter(|k| k.window_id == window_id && Arc::ptr_eq(&k.backend, &backend));
+            let kept = slot.take(window_id).filter(|k| Arc::ptr_eq(&k.backend, &backend));
             drop(slot);
             if let Some(mut k) = kept {
                 let began = std::time::Instant::now();
@@ -46,40 +44,46 @@ impl LocalGui {
     }
 
     /// After a `gui_state` answer about `window_id`: its pixels kept as after a `gui_action`,
-    /// unless they already are (or are being read): a caller that observes a window again and
-    /// again pays one capture, and its first action on a window not captured before does not
-    /// wait for that first capture (on X11 it redirects the window, and waits for its repaint).
+    /// unless they already are: a caller that observes a window again and again pays one
+    /// capture, and its first action on a window not captured before does not wait for that
+    /// first capture (on X11 it redirects the window, and waits for its repaint).
     pub(crate) async fn keep_pixels_once(&self, window_id: &str) {
-        let kept = match self.kept_pixels.try_lock() {
-            Ok(slot) => slot.as_ref().is_some_and(|k| k.window_id == window_id),
-            Err(_) => true,
-        };
-        if !kept {
-            self.keep_pixels(window_id).await;
-        }
+        self.keep(window_id, false).await;
     }
 
     /// After an answer about `window_id`: its pixels read in the background and kept, watched,
     /// where the backend can watch them.
     pub(crate) async fn keep_pixels(&self, window_id: &str) {
+        self.keep(window_id, true).await;
+    }
+
+    /// `again`: read even when a capture of the window is kept (an action changed it).
+    async fn keep(&self, window_id: &str, again: bool) {
         let Ok(backend) = self.backend().await else {
             return;
         };
         let slot = self.kept_pixels.clone();
         let window_id = window_id.to_string();
         tokio::spawn(async move {
+            // Held while reading: a look for these pixels waits for them.
             let mut kept = slot.lock().await;
+            if !again && kept.holds(&window_id) {
+                return;
+            }
+            // Whatever comes of it, an earlier capture of the window no longer shows it.
+            kept.take(&window_id);
             let captured = bounded("capturing the window", backend.capture_watched(&window_id)).await;
-            *kept = match captured {
-                Ok((snap, Some(watch))) => snap.screenshot.map(|s| KeptPixels {
-                    window_id,
-                    image: s.image,
-                    scale: snap.scale,
-                    watch,
-                    backend: backend.clone(),
-                }),
-                _ => None,
-            };
+            if let Ok((snap, Some(watch))) = captured {
+                if let Some(s) = snap.screenshot {
+                    kept.put(KeptPixels {
+                        window_id,
+                        image: s.image,
+                        scale: snap.scale,
+                        watch,
+                        backend: backend.clone(),
+                    });
+                }
+            }
         });
     }
 }
