@@ -67,11 +67,14 @@ struct Seen {
 }
 
 /// Whether an event says an application's elements or windows changed (caret moves and
-/// property changes such as a table summary do not).
-fn is_activity(member: &str, detail: &str) -> bool {
+/// property changes such as a table summary do not). An object saying it is not defunct does
+/// not: GTK 3 says so of every object it makes for a client that asks about one (a walk of a
+/// page never walked makes hundreds), and an element added to the window is announced as a
+/// child added.
+fn is_activity(member: &str, detail: &str, value: i32) -> bool {
     match member {
-        "Create" | "Destroy" | "StateChanged" | "ChildrenChanged" | "TextChanged" | "ValueChanged"
-        | "BoundsChanged" => true,
+        "StateChanged" => !(detail == "defunct" && value == 0),
+        "Create" | "Destroy" | "ChildrenChanged" | "TextChanged" | "ValueChanged" | "BoundsChanged" => true,
         "PropertyChange" => matches!(
             detail,
             "accessible-name" | "accessible-value" | "accessible-description"
@@ -81,12 +84,9 @@ fn is_activity(member: &str, detail: &str) -> bool {
 }
 
 /// What a relevant event may have changed: a state of its sender that hides, shows or moves
-/// nothing changes only that object. An object saying it is not defunct (GTK 3 says so of
-/// objects it has just made for a client that asked about them) shows nothing by that: an
-/// element added to the window is announced as a child added.
-fn reach_of(member: &str, detail: &str, value: i32) -> Reach {
-    let own = !LAYOUT_STATES.contains(&detail) || (detail == "defunct" && value == 0);
-    if member == "StateChanged" && own {
+/// nothing changes only that object.
+fn reach_of(member: &str, detail: &str) -> Reach {
+    if member == "StateChanged" && !LAYOUT_STATES.contains(&detail) {
         Reach::OwnState
     } else {
         Reach::Anything
@@ -149,7 +149,7 @@ impl Events {
             }
             None => true,
         };
-        if moved && is_activity(member, detail) {
+        if moved && is_activity(member, detail, d1) {
             tracing::trace!("activity {member} {detail} {d1} {obj} {bounds:?}");
             if seen.activity.len() >= MAX_APPS && !seen.activity.contains_key(&obj.bus) {
                 seen.activity.clear();
@@ -162,7 +162,7 @@ impl Events {
             app.recent.push(ActivityEvent {
                 at: Instant::now(),
                 source: obj.encode(),
-                reach: reach_of(member, detail, d1),
+                reach: reach_of(member, detail),
             });
         }
         match member {
@@ -455,17 +455,13 @@ mod tests {
 
     #[test]
     fn only_a_state_that_moves_nothing_reaches_its_sender_alone() {
-        assert_eq!(reach_of("StateChanged", "checked", 1), Reach::OwnState);
+        assert_eq!(reach_of("StateChanged", "checked"), Reach::OwnState);
         // A window activated when another is clicked lays nothing out again.
-        assert_eq!(reach_of("StateChanged", "active", 1), Reach::OwnState);
-        assert_eq!(reach_of("StateChanged", "focused", 1), Reach::OwnState);
+        assert_eq!(reach_of("StateChanged", "active"), Reach::OwnState);
+        assert_eq!(reach_of("StateChanged", "focused"), Reach::OwnState);
         for layout in ["showing", "visible", "expanded", "defunct"] {
-            assert_eq!(reach_of("StateChanged", layout, 1), Reach::Anything, "{layout}");
+            assert_eq!(reach_of("StateChanged", layout), Reach::Anything, "{layout}");
         }
-        // Hidden, or no longer defunct (an object GTK 3 just made for a client): taken off, a
-        // layout state still moves things, except "defunct", which shows nothing new by itself.
-        assert_eq!(reach_of("StateChanged", "showing", 0), Reach::Anything);
-        assert_eq!(reach_of("StateChanged", "defunct", 0), Reach::OwnState);
         for member in [
             "ChildrenChanged",
             "TextChanged",
@@ -473,7 +469,19 @@ mod tests {
             "BoundsChanged",
             "Create",
         ] {
-            assert_eq!(reach_of(member, "", 1), Reach::Anything, "{member}");
+            assert_eq!(reach_of(member, ""), Reach::Anything, "{member}");
         }
+    }
+
+    #[test]
+    fn an_object_made_for_a_client_is_no_activity() {
+        // GTK 3 announces `defunct 0` for each object it makes when a client first asks.
+        assert!(!is_activity("StateChanged", "defunct", 0));
+        // An object gone, and every other state, are.
+        assert!(is_activity("StateChanged", "defunct", 1));
+        assert!(is_activity("StateChanged", "showing", 0));
+        assert!(is_activity("StateChanged", "checked", 0));
+        assert!(is_activity("ChildrenChanged", "add", 0));
+        assert!(!is_activity("PropertyChange", "accessible-table-summary", 0));
     }
 }

@@ -204,14 +204,21 @@ impl LinuxBackend {
                 button,
                 count,
             } => {
+                let began = std::time::Instant::now();
                 let p = self.screen_point(&win, target).await?;
                 let note = self.activate(&win).await?;
+                let activated = began.elapsed();
                 let (b, n) = (*button, *count);
                 self.ws_click(win.win.id, p, b, n).await?;
+                let clicked = began.elapsed();
                 let check = match target {
                     Target::Element(e) => self.after_pointer_click(window, e).await,
                     Target::Point(_) => self.after_input(window, None, "a click by coordinates").await,
                 };
+                tracing::trace!(
+                    "click: activated by {activated:?}, clicked by {clicked:?}, checked by {:?}",
+                    began.elapsed()
+                );
                 Ok(with_note(
                     ActionOutcome::new(self.ws.input_method()).with_check(check),
                     note,
