@@ -20,6 +20,7 @@ Prints calls, bytes returned (structured JSON and text) and wall time of both, a
 from __future__ import annotations
 
 import json
+import statistics
 import subprocess
 import sys
 import time
@@ -50,6 +51,20 @@ class Counter:
     def __init__(self, s: LsmSession):
         self.s, self.calls, self.json_bytes, self.text_bytes, self.seconds = s, 0, 0, 0, 0.0
         self.log: list[str] = []
+        self.step_ms: list[float] = []  # each step's calls, in order
+
+    def step(self):
+        """Counts the calls made inside the block as one step."""
+        counter = self
+
+        class Step:
+            def __enter__(self):
+                self.t = counter.seconds
+
+            def __exit__(self, *exc):
+                counter.step_ms.append((counter.seconds - self.t) * 1000)
+
+        return Step()
 
     def call(self, name: str, args: dict) -> dict:
         t0 = time.perf_counter()
@@ -156,8 +171,9 @@ def run_new(c: Counter, wins: dict[str, str], tag: str) -> None:
         state_id, elements = known[key]
         before = before_fn()
         el = find(elements, name, role)
-        out = c.call("gui_action", {"window_id": wins[key], "state_id": state_id,
-                                    "actions": [{**action, "element_id": el["id"]}]})
+        with c.step():
+            out = c.call("gui_action", {"window_id": wins[key], "state_id": state_id,
+                                        "actions": [{**action, "element_id": el["id"]}]})
         assert out["results"][0].get("effect") == "confirmed", out["results"]
         print(f"  new: {name}: settled {out.get('settled')} in {out.get('settle_ms')} ms, "
               f"{out['results'][0].get('method')}, {out['results'][0].get('evidence', '')[:60]}", file=sys.stderr)
@@ -185,28 +201,29 @@ def run_old(c: Counter, wins: dict[str, str], tag: str) -> None:
     for key, wid in wins.items():
         known[key] = c.call("gui_state", {"window_id": wid, "screenshot": False})
     for key, name, role, action, before_fn, check in steps(tag):
-        if key not in wins:  # the dialog the previous step opened: find it, then observe it
-            listed = c.call("gui_list", {})["windows"]
-            wins[key] = next(w["window_id"] for w in listed if w["title"] == DIALOG_TITLE)
-            known[key] = c.call("gui_state", {"window_id": wins[key], "screenshot": False})
-        st = known[key]
         before = before_fn()
-        deadline = time.monotonic() + 5
-        while True:
-            try:
-                el = find(st["elements"], name, role)
-                break
-            except AssertionError:
-                if time.monotonic() > deadline:
-                    raise
-                st = c.call("gui_state", {"window_id": wins[key], "screenshot": False})
-        c.call("gui_action", {"window_id": wins[key], "state_id": st["state_id"],
-                              "actions": [{**action, "element_id": el["id"]}], "observe": "none"})
-        if key == "dialog":  # it closed: the client lists the windows again
-            wait(lambda: check(before, None), f"step {name}")
-            c.call("gui_list", {})
-        else:
-            known[key] = c.call("gui_state", {"window_id": wins[key], "screenshot": False})
+        with c.step():
+            if key not in wins:  # the dialog the previous step opened: find it, then observe it
+                listed = c.call("gui_list", {})["windows"]
+                wins[key] = next(w["window_id"] for w in listed if w["title"] == DIALOG_TITLE)
+                known[key] = c.call("gui_state", {"window_id": wins[key], "screenshot": False})
+            st = known[key]
+            deadline = time.monotonic() + 5
+            while True:
+                try:
+                    el = find(st["elements"], name, role)
+                    break
+                except AssertionError:
+                    if time.monotonic() > deadline:
+                        raise
+                    st = c.call("gui_state", {"window_id": wins[key], "screenshot": False})
+            c.call("gui_action", {"window_id": wins[key], "state_id": st["state_id"],
+                                  "actions": [{**action, "element_id": el["id"]}], "observe": "none"})
+            if key == "dialog":  # it closed: the client lists the windows again
+                wait(lambda: check(before, None), f"step {name}")
+                c.call("gui_list", {})
+            else:
+                known[key] = c.call("gui_state", {"window_id": wins[key], "screenshot": False})
         wait(lambda: check(before, None), f"step {name}")
 
 
@@ -267,13 +284,29 @@ def run_both(env: dict, results: dict) -> None:
             c = Counter(s)
             wins = windows(c)
             fn(c, wins, way)
-            prev = results.get(way)
-            results[way] = c if prev is None or c.seconds < prev.seconds else prev
+            results.setdefault(way, []).append(c)
             print(f"  {way}: " + ", ".join(c.log), file=sys.stderr)
 
 
+def step_table(results: dict) -> str:
+    """Each step's median over the runs of each way: where the time goes, with the desktop's
+    run-to-run jitter (the window manager's focus, a busy application) mostly left out."""
+    names = [f"{key}: {name}" for key, name, *_ in steps("")]
+    med = {way: [statistics.median(c.step_ms[i] for c in runs) for i in range(len(names))]
+           for way, runs in results.items()}
+    rows = ["| step | old way | new way |", "|---|---:|---:|"]
+    rows += [f"| {n} | {o:.0f} ms | {w:.0f} ms |" for n, o, w in zip(names, med["old"], med["new"])]
+    so, sn = sum(med["old"]), sum(med["new"])
+    rows.append(f"| all steps (sum of medians) | {so:.0f} ms | {sn:.0f} ms ({sn / so:.2f}x) |")
+    rows.append("")
+    rows.append("Each step's median over the runs of each way. The old way lists and observes the dialog at "
+                "the start of the dialog's step; the new way has it from the step that opened it.")
+    return "\n".join(rows)
+
+
 def report(results: dict) -> None:
-    old, new = results["old"], results["new"]
+    steps_md = step_table(results)
+    old, new = (min(results[w], key=lambda c: c.seconds) for w in ("old", "new"))
     rows = [
         "| way | calls | structured bytes | text bytes | wall time |",
         "|---|---:|---:|---:|---:|",
@@ -284,6 +317,8 @@ def report(results: dict) -> None:
     ]
     table = "\n".join(rows)
     print(table)
+    print()
+    print(steps_md)
     print("14 steps (test app: check box, type, set_value, right-click menu and its item, a button; "
           "gtk3-widget-factory: a toggle button and a check box, each twice, tab page 2 and back to page 1; step app: "
           "open a dialog and close it with its button), each effect checked through AT-SPI outside the timing; "
@@ -291,7 +326,7 @@ def report(results: dict) -> None:
           "through the official Python MCP SDK over stdio.")
     out = REPO / "target" / "bench"
     out.mkdir(parents=True, exist_ok=True)
-    (out / "step.md").write_text(table + "\n")
+    (out / "step.md").write_text(table + "\n\n" + steps_md + "\n")
 
 
 if __name__ == "__main__":

@@ -552,6 +552,8 @@ impl Atspi {
         R: zv::Type + DeserializeOwned,
     {
         self.calls.fetch_add(1, Ordering::Relaxed);
+        // LSM_LOG=lsm_calls=trace lists every call (what a walk costs an application).
+        tracing::trace!(target: "lsm_calls", "{iface}.{method} {path}");
         let fut = conn.call_method(dest, path, Some(iface), method, body);
         match tokio::time::timeout(limit, fut).await {
             Err(_) => Err(Ok(CallError::Timeout(format!("{iface}.{method}")))),
