@@ -72,11 +72,13 @@ def test_gtk4_clicks_land_on_the_computed_point(desktop, lsm_factory, probe):
     assert len(before) == len(boxes) and before[i] is False
     res = act(s, st, [{"type": "click", "element_id": boxes[i]["id"]}])
     assert res["results"][0]["method"] == "xtest", "GTK 4.8 check boxes have no action: a pointer click"
-    wait_for(lambda: checks(probe)[i] is True, timeout=10, what="GTK4 check box checked by element click")
+    wait_for(lambda: checks(probe)[i] is True, timeout=10,
+             what=f"GTK4 check box checked by element click (lsm answered {res['results'][0]})")
     # And back by explicit window-relative coordinates.
     st = observe(s, win, max_depth=20, max_elements=1000)
     box = [e for e in st["elements"] if e["role"] == "check_box" and e.get("name", "") == "checkbutton"][i]
     assert "checked" in box.get("states", [])
     x, y = center(box)
-    act(s, st, [{"type": "click", "x": x, "y": y}])
-    wait_for(lambda: checks(probe)[i] is False, timeout=10, what="GTK4 check box unchecked by x/y click")
+    res = act(s, st, [{"type": "click", "x": x, "y": y}])
+    wait_for(lambda: checks(probe)[i] is False, timeout=10,
+             what=f"GTK4 check box unchecked by x/y click (lsm answered {res['results'][0]})")
