@@ -82,3 +82,26 @@ def test_gtk4_clicks_land_on_the_computed_point(desktop, lsm_factory, probe):
     res = act(s, st, [{"type": "click", "x": x, "y": y}])
     wait_for(lambda: checks(probe)[i] is False, timeout=10,
              what=f"GTK4 check box unchecked by x/y click (lsm answered {res['results'][0]})")
+
+
+def test_an_element_that_moves_by_itself_is_no_evidence(lsm_factory):
+    """GTK 4's widget factory has an element that moves every frame with no event (an animated
+    filler). A click that does nothing must not be answered `confirmed` because that element was
+    somewhere else after it: issue 22's "evidence of the moment, not of the effect" (seen as
+    "confirmed, 1 elements moved or resized" for a check box click GTK 4 had lost)."""
+    s = lsm_factory("stdio")
+    win = find_window(s, app=APP)
+    st = observe(s, win, max_depth=20, max_elements=1000)
+    movers = [e for e in st["elements"] if e["role"] == "filler" and e.get("bounds")]
+    assert movers, "the factory's animated filler is not in the observation"
+    # A plain label: a click on it changes nothing in the application.
+    label = next(e for e in st["elements"] if e["role"] == "label" and e.get("name") and e.get("bounds")
+                 and "disabled" not in e.get("states", []))
+    for _ in range(3):
+        x, y = center(label)
+        out = act(s, st, [{"type": "click", "x": x, "y": y}])
+        r = out["results"][0]
+        assert r["effect"] != "confirmed", r
+        assert "moved" not in (r.get("evidence") or ""), r
+        st = observe(s, win, max_depth=20, max_elements=1000)
+        label = next(e for e in st["elements"] if e["id"] == label["id"])

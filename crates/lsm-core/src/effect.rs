@@ -263,6 +263,39 @@ pub fn target_in_motion(all: &Changes, intent: &Intent, before: &[Element]) -> b
     momentary && all.changed.iter().any(|c| c.id == t && !c.states_on.is_empty())
 }
 
+/// Whether everything in `effect` is elements that moved or were resized (nothing appeared,
+/// went, was renamed, changed value or state, and the focus stayed): an element that animates
+/// by itself (GTK 4's widget factory has one that moves every frame, with no event) shows the
+/// same, so such an effect counts only for elements that then stay where they went.
+pub fn only_moves(effect: &Changes) -> bool {
+    !effect.changed.is_empty()
+        && effect.added.is_empty()
+        && effect.removed.is_empty()
+        && effect.opened.is_empty()
+        && effect.closed.is_empty()
+        && effect.focus.is_none()
+        && effect.changed.iter().all(|c| {
+            c.bounds.is_some()
+                && c.name_was.is_none()
+                && c.value.is_none()
+                && c.states_on.is_empty()
+                && c.states_off.is_empty()
+        })
+}
+
+/// `effect` (see [`only_moves`]) less the elements that moved again in `again` (the changes
+/// from the settled observation to one taken a moment later, with no action between): those
+/// move by themselves.
+pub fn without_moving(mut effect: Changes, again: &Changes) -> Changes {
+    effect
+        .changed
+        .retain(|c| !again.changed.iter().any(|a| a.id == c.id && a.bounds.is_some()));
+    effect
+}
+
+/// How long after the settled observation a move must still be where it went to count.
+pub const STEADY: std::time::Duration = std::time::Duration::from_millis(120);
+
 /// `effect` less the state changes that undo the ones the action before made (`previous`, its
 /// raw changes): a key released after its 100 ms "pressed" look is the end of the previous
 /// action's reaction, never the effect of this one.
@@ -615,5 +648,29 @@ mod tests {
         let all = element_changes(&before, &after, true);
         assert!(rebuilt_pairs(&all, &before).is_empty());
         assert!(!effect_changes(&all, &press("e1"), &before).is_empty());
+    }
+
+    #[test]
+    fn a_move_counts_only_where_the_element_then_stays() {
+        let mut moved = el("e2", "filler", &[], None);
+        moved.bounds = Some(Rect::new(30, 0, 10, 10));
+        let before = [el("e1", "check_box", &[], None), el("e2", "filler", &[], None)];
+        let after = [el("e1", "check_box", &[], None), moved.clone()];
+        let effect = effect_changes(&element_changes(&before, &after, true), &press("e1"), &before);
+        assert!(only_moves(&effect));
+        // A moment later it moved again: it moves by itself, and nothing is left.
+        let mut again = moved.clone();
+        again.bounds = Some(Rect::new(5, 3, 10, 10));
+        let later = [el("e1", "check_box", &[], None), again];
+        let still = without_moving(effect.clone(), &element_changes(&after, &later, true));
+        assert!(still.is_empty());
+        // It stayed: the move is the effect.
+        let stayed = without_moving(effect.clone(), &element_changes(&after, &after, true));
+        assert_eq!(stayed, effect);
+        // A state changed beside it: more than moves.
+        let checked = [el("e1", "check_box", &["checked"], None), moved];
+        let both = effect_changes(&element_changes(&before, &checked, true), &press("e1"), &before);
+        assert!(!only_moves(&both));
+        assert!(!only_moves(&Changes::default()));
     }
 }

@@ -9,8 +9,8 @@
 use crate::action::{ActionResult, ActionSpec, Where};
 use crate::changes::{element_changes, pixels_changed_outside, window_changes, Changes, Effect};
 use crate::effect::{
-    effect_changes, element_at, judge, only_momentary, rebuilt_pairs, target_in_motion, without_reverts,
-    Intent, ReadBack, Seen, PERSIST,
+    effect_changes, element_at, judge, only_momentary, only_moves, rebuilt_pairs, target_in_motion,
+    without_moving, without_reverts, Intent, ReadBack, Seen, PERSIST, STEADY,
 };
 use crate::geometry::Rect;
 use crate::looked::Base;
@@ -310,7 +310,7 @@ impl LocalGui {
             }
         };
         let started = Instant::now();
-        let Settled { settled, last } = self
+        let Settled { settled, mut last } = self
             .settle(SettleJob {
                 window: &obs.window,
                 request: &j.request,
@@ -341,6 +341,8 @@ impl LocalGui {
             windows_moved.opened = opened;
             windows_moved.closed = closed;
         }
+        // A later observation that replaces the settled one (see `only_moves`).
+        let mut steadied: Option<Probe> = None;
         let seen = if last.gone {
             Seen::WindowClosed
         } else if pixel_mode {
@@ -369,6 +371,16 @@ impl LocalGui {
                 // The bound came before the look could be told from an effect.
                 effect = Changes::default();
             }
+            if only_moves(&effect) {
+                // Only elements moved: those that go on moving with no action move by themselves.
+                tokio::time::sleep(STEADY).await;
+                let again = self.probe(&j.request, false).await;
+                if let Some(a) = &again.looked {
+                    let moved_again = element_changes(&l.out.elements, &a.out.elements, complete);
+                    effect = without_moving(effect, &moved_again);
+                    steadied = Some(again);
+                }
+            }
             let pixels = if !effect.is_empty() || matches!(read_back, ReadBack::Effect(_)) {
                 None
             } else {
@@ -393,6 +405,9 @@ impl LocalGui {
         } else {
             Seen::Nothing("the window could not be observed after the action".into())
         };
+        if let Some(p) = steadied {
+            last = p;
+        }
         let (effect, mut text) = judge(&read_back, &seen);
         if let (Effect::Confirmed, Some(h), Seen::Elements { effect: changes, .. }) = (effect, &hint, &seen) {
             // The backend's read-back says it best: that of a control whose states do not come
