@@ -19,6 +19,7 @@ Prints calls, bytes returned (structured JSON and text) and wall time of both, a
 
 from __future__ import annotations
 
+import contextlib
 import json
 import statistics
 import subprocess
@@ -53,18 +54,12 @@ class Counter:
         self.log: list[str] = []
         self.step_ms: list[float] = []  # each step's calls, in order
 
+    @contextlib.contextmanager
     def step(self):
-        """Counts the calls made inside the block as one step."""
-        counter = self
-
-        class Step:
-            def __enter__(self):
-                self.t = counter.seconds
-
-            def __exit__(self, *exc):
-                counter.step_ms.append((counter.seconds - self.t) * 1000)
-
-        return Step()
+        """Counts the time of the calls made inside the block as one step."""
+        began = self.seconds
+        yield
+        self.step_ms.append((self.seconds - began) * 1000)
 
     def call(self, name: str, args: dict) -> dict:
         t0 = time.perf_counter()

@@ -22,15 +22,36 @@ pub(crate) struct KeptPixels {
     pub(crate) backend: Arc<dyn DesktopBackend>,
 }
 
-/// The kept captures, the latest first.
+/// The kept captures, the latest first, and the windows being captured for them.
 #[derive(Default)]
 pub(crate) struct Kept {
     captures: Vec<KeptPixels>,
+    reading: Vec<String>,
 }
 
 impl Kept {
     pub(crate) fn holds(&self, window_id: &str) -> bool {
         self.captures.iter().any(|k| k.window_id == window_id)
+    }
+
+    /// Whether a capture of the window is to be read now, and if so it counts as being read:
+    /// not while one is (its watch covers what is drawn after it), nor, unless `again`, while
+    /// one is kept. An earlier capture no longer stands for the window once a new one is read.
+    pub(crate) fn begin_read(&mut self, window_id: &str, again: bool) -> bool {
+        if self.reading.iter().any(|w| w == window_id) || (!again && self.holds(window_id)) {
+            return false;
+        }
+        self.take(window_id);
+        self.reading.push(window_id.to_string());
+        true
+    }
+
+    /// The read that [`Kept::begin_read`] began is over, with its capture if there is one.
+    pub(crate) fn end_read(&mut self, window_id: &str, read: Option<KeptPixels>) {
+        self.reading.retain(|w| w != window_id);
+        if let Some(k) = read {
+            self.put(k);
+        }
     }
 
     /// The window's capture, taken out (it is used up by the action it is read for).
@@ -58,8 +79,14 @@ impl Kept {
     }
 }
 
-/// The kept captures; held while one is being read, so a look for it waits for that read.
-pub(crate) type KeptSlot = Arc<tokio::sync::Mutex<Kept>>;
+/// The kept captures; locked only to look at or change the list, never while capturing (a
+/// slow capture of one window must not hold up an action on another).
+pub(crate) type KeptSlot = Arc<std::sync::Mutex<Kept>>;
+
+/// The kept captures, locked (a panic elsewhere leaves the list usable).
+pub(crate) fn lock(slot: &KeptSlot) -> std::sync::MutexGuard<'_, Kept> {
+    slot.lock().unwrap_or_else(|p| p.into_inner())
+}
 
 #[cfg(test)]
 mod tests {
@@ -127,5 +154,23 @@ mod tests {
         assert!(k.holds("y") && !k.holds("x"));
         k.put(kept("z", 2100)); // 17.6 MB: over the bytes alone, still kept
         assert!(k.holds("z") && k.captures.len() == 1);
+    }
+
+    #[test]
+    fn a_window_is_read_once_at_a_time() {
+        let mut k = Kept::default();
+        assert!(k.begin_read("a", false));
+        // Asked again while it is read (two gui_state calls): not read twice.
+        assert!(!k.begin_read("a", false) && !k.begin_read("a", true));
+        // Another window is read beside it.
+        assert!(k.begin_read("b", false));
+        k.end_read("a", Some(kept("a", 10)));
+        k.end_read("b", None);
+        assert!(k.holds("a") && !k.holds("b"));
+        // Kept: read again only after an action (`again`), which replaces it.
+        assert!(!k.begin_read("a", false));
+        assert!(k.begin_read("a", true) && !k.holds("a"));
+        k.end_read("a", None);
+        assert!(k.begin_read("a", false));
     }
 }

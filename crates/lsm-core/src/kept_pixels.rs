@@ -9,9 +9,11 @@
 //! only the areas drawn on since ([`crate::backend::DesktopBackend::repaints_since`]: a caret
 //! that blinked, a spinner), and they are pasted into the kept capture: that is the window's
 //! pixels now, as a capture would read them. Where that cannot be told (resized, drawn on all
-//! over, another backend), the window is captured whole, as before.
+//! over, another backend), the window is captured whole, as before. Nothing waits for a
+//! background capture: an action that comes while its window is still being read captures it
+//! itself, and a slow capture of one window holds up nothing on another.
 
-use crate::kept::KeptPixels;
+use crate::kept::{lock, KeptPixels};
 use crate::service::{bounded, LocalGui};
 use crate::RgbaImage;
 use std::sync::Arc;
@@ -22,9 +24,9 @@ impl LocalGui {
     /// window; its answer keeps a new one).
     pub(crate) async fn pixels_before(&self, window_id: &str) -> Option<(RgbaImage, f64)> {
         if let Ok(backend) = self.backend().await {
-            let mut slot = self.kept_pixels.lock().await;
-            let kept = slot.take(window_id).filter(|k| Arc::ptr_eq(&k.backend, &backend));
-            drop(slot);
+            let kept = lock(&self.kept_pixels)
+                .take(window_id)
+                .filter(|k| Arc::ptr_eq(&k.backend, &backend));
             if let Some(mut k) = kept {
                 let began = std::time::Instant::now();
                 if let Some(repaints) = backend.repaints_since(k.watch).await {
@@ -63,27 +65,23 @@ impl LocalGui {
             return;
         };
         let slot = self.kept_pixels.clone();
+        if !lock(&slot).begin_read(window_id, again) {
+            return;
+        }
         let window_id = window_id.to_string();
         tokio::spawn(async move {
-            // Held while reading: a look for these pixels waits for them.
-            let mut kept = slot.lock().await;
-            if !again && kept.holds(&window_id) {
-                return;
-            }
-            // Whatever comes of it, an earlier capture of the window no longer shows it.
-            kept.take(&window_id);
             let captured = bounded("capturing the window", backend.capture_watched(&window_id)).await;
-            if let Ok((snap, Some(watch))) = captured {
-                if let Some(s) = snap.screenshot {
-                    kept.put(KeptPixels {
-                        window_id,
-                        image: s.image,
-                        scale: snap.scale,
-                        watch,
-                        backend: backend.clone(),
-                    });
-                }
-            }
+            let read = match captured {
+                Ok((snap, Some(watch))) => snap.screenshot.map(|s| KeptPixels {
+                    window_id: window_id.clone(),
+                    image: s.image,
+                    scale: snap.scale,
+                    watch,
+                    backend: backend.clone(),
+                }),
+                _ => None,
+            };
+            lock(&slot).end_read(&window_id, read);
         });
     }
 }

@@ -371,8 +371,9 @@ impl LocalGui {
                 // The bound came before the look could be told from an effect.
                 effect = Changes::default();
             }
-            if only_moves(&effect) {
-                // Only elements moved: those that go on moving with no action move by themselves.
+            if only_moves(&effect) && !matches!(read_back, ReadBack::Effect(_)) {
+                // Only elements moved (and the backend read back nothing that would answer for
+                // the action): those that go on moving with no action move by themselves.
                 tokio::time::sleep(STEADY).await;
                 let again = self.probe(&j.request, false).await;
                 if let Some(a) = &again.looked {

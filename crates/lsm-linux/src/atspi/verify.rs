@@ -133,23 +133,27 @@ impl Events {
         let Ok(mut seen) = self.seen.lock() else {
             return;
         };
-        let moved = match bounds {
-            Some(b) => {
-                if seen.bounds.len() >= MAX_BOUNDS && !seen.bounds.contains_key(&obj) {
-                    seen.bounds.clear();
+        // What is no activity is not remembered either (GTK 3's `defunct 0` for every object a
+        // walk makes would fill the record of states announced).
+        let relevant = is_activity(member, detail, d1);
+        let moved = relevant
+            && match bounds {
+                Some(b) => {
+                    if seen.bounds.len() >= MAX_BOUNDS && !seen.bounds.contains_key(&obj) {
+                        seen.bounds.clear();
+                    }
+                    seen.bounds.insert(obj.clone(), b) != Some(b)
                 }
-                seen.bounds.insert(obj.clone(), b) != Some(b)
-            }
-            None if member == "StateChanged" => {
-                let key = (obj.clone(), detail.to_string());
-                if seen.states.len() >= MAX_BOUNDS && !seen.states.contains_key(&key) {
-                    seen.states.clear();
+                None if member == "StateChanged" => {
+                    let key = (obj.clone(), detail.to_string());
+                    if seen.states.len() >= MAX_BOUNDS && !seen.states.contains_key(&key) {
+                        seen.states.clear();
+                    }
+                    seen.states.insert(key, d1) != Some(d1)
                 }
-                seen.states.insert(key, d1) != Some(d1)
-            }
-            None => true,
-        };
-        if moved && is_activity(member, detail, d1) {
+                None => true,
+            };
+        if moved {
             tracing::trace!("activity {member} {detail} {d1} {obj} {bounds:?}");
             if seen.activity.len() >= MAX_APPS && !seen.activity.contains_key(&obj.bus) {
                 seen.activity.clear();
@@ -483,5 +487,26 @@ mod tests {
         assert!(is_activity("StateChanged", "checked", 0));
         assert!(is_activity("ChildrenChanged", "add", 0));
         assert!(!is_activity("PropertyChange", "accessible-table-summary", 0));
+    }
+
+    #[test]
+    fn the_record_of_an_application_leaves_out_objects_made_for_a_client() {
+        let events = Events::default();
+        events.seen.lock().unwrap().watching = true;
+        let obj = |n: u32| ObjRef::new(":1.5", format!("/org/a11y/atspi/accessible/{n}"));
+        for n in 0..500 {
+            events.record("StateChanged", obj(n), "defunct", 0, None);
+        }
+        let a = events.activity(":1.5").unwrap_or_default();
+        assert_eq!((a.count, a.recent.len()), (0, 0));
+        assert!(events.seen.lock().unwrap().states.is_empty());
+        // A state that changes is recorded, once per change.
+        events.record("StateChanged", obj(1), "checked", 1, None);
+        events.record("StateChanged", obj(1), "checked", 1, None);
+        events.record("StateChanged", obj(1), "defunct", 1, None);
+        let a = events.activity(":1.5").unwrap_or_default();
+        assert_eq!(a.count, 2);
+        assert_eq!(a.recent[0].reach, Reach::OwnState);
+        assert_eq!(a.recent[1].reach, Reach::Anything);
     }
 }
