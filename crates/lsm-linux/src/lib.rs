@@ -8,7 +8,8 @@
 //!   with the window system's half (`windowing.rs`) into one `DesktopBackend`.
 //!
 //! Beneath them: `window/` (the window record every window system reports, window ids, modal
-//! dialogs), `keysyms.rs` (X keysyms, for X11 and GNOME input), `session/` (finding the
+//! dialogs), `keysyms.rs` (X keysyms, for X11 and GNOME input), `input_timing.rs` (the pauses
+//! raw input needs for the toolkits, on every window system), `session/` (finding the
 //! graphical session and its D-Bus). `doctor.rs` is `lsm doctor` on Linux. Nothing connects
 //! until the first GUI call.
 
@@ -16,6 +17,7 @@ pub mod atspi;
 pub mod backend;
 mod connect;
 pub mod doctor;
+mod input_timing;
 mod keysyms;
 pub mod session;
 pub mod wayland;

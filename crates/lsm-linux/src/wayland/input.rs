@@ -5,12 +5,14 @@
 //! Points are in whatever space the session's `motion` takes (a window's buffer on GNOME,
 //! the screen on KDE); the caller converts.
 
+use crate::input_timing::PRESS_HOLD;
 use async_trait::async_trait;
 use lsm_core::{GuiError, GuiResult, KeyCombo, Modifier, MouseButton};
 use std::time::Duration;
 
-/// Pause between pointer motion, press and release: a press and release sent back to back
-/// were missed by GTK 4 (measured on mutter 43.8).
+/// Pause between pointer motion and press, and before a drag's release: a press and release
+/// sent back to back were missed by GTK 4 (measured on mutter 43.8). A click's hold is
+/// `PRESS_HOLD`, the same on every window system.
 pub const INPUT_GAP: Duration = Duration::from_millis(50);
 /// Drag: steps and the pause between them (toolkits need motion past their drag threshold).
 const DRAG_STEPS: i32 = 8;
@@ -99,7 +101,7 @@ pub async fn click(
             tokio::time::sleep(CLICK_GAP).await;
         }
         s.button(code, true).await?;
-        tokio::time::sleep(INPUT_GAP).await;
+        tokio::time::sleep(PRESS_HOLD).await;
         s.button(code, false).await?;
     }
     Ok(())

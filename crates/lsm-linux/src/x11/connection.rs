@@ -40,11 +40,6 @@ pub(super) const MODIFIER_SETTLE: Duration = Duration::from_millis(15);
 pub(super) const CLICK_GAP: Duration = Duration::from_millis(40);
 /// Quiet time before a multi-click: longer than the usual double-click time (GTK: 400 ms).
 pub(super) const MULTI_CLICK_QUIET: Duration = Duration::from_millis(600);
-/// How long a button is held in a click: as a hand holds it, longer than a frame. GTK 4 lost
-/// clicks held 15 ms while it was busy drawing (gtk4-widget-factory on a loaded 2-core
-/// machine: the press and release reached the window, the check box did not toggle; with
-/// xdotool 4 of 150), none of 150 held 60 ms or 80 ms.
-pub(super) const PRESS_HOLD: Duration = Duration::from_millis(60);
 /// Between moving the pointer onto a point and pressing there: GTK 3 drops a press that comes
 /// in the same instant as the pointer's first arrival over a window's control (galculator on a
 /// fresh desktop: the first click at a key lost every time with no pause, never with 5 ms).

@@ -2,6 +2,7 @@
 //! right), presses, drags and wheel scrolls.
 
 use super::connection::*;
+use crate::input_timing::PRESS_HOLD;
 use lsm_core::{ErrorCode, GuiError, GuiResult, MouseButton, Point};
 use std::time::Instant;
 use x11rb::connection::Connection;
