@@ -672,9 +672,11 @@ fn regression_http_1_0_request_is_answered() {
     let body = br#"{"window_id":"0x1","geometry":{"x":0,"y":0,"width":9,"height":9},"actions":[{"type":"click","x":1,"y":1}]}"#;
     let raw = request("POST", "/api/action", &headers, body);
     let raw = String::from_utf8_lossy(&raw).replacen("HTTP/1.1", "HTTP/1.0", 1);
+    // Not half-closed: hyper drops a busy connection whose client shut its writing half
+    // (no answer at all), a race the server would lose under load (CI stop 32).
     let bytes = ui
         .rt
-        .block_on(exchange(ui.addr, raw.as_bytes(), true))
+        .block_on(exchange(ui.addr, raw.as_bytes(), false))
         .expect("an answer");
     assert!(
         bytes.starts_with(b"HTTP/1.0 "),
