@@ -27,6 +27,7 @@ def run_probe(
     match: str = "exact",
     role: str | None = None,
     all: bool = False,  # noqa: A002 - mirrors the probe's --all
+    do_action: bool = False,
     wait: float = 0.0,
     depth: int | None = None,
     flat: bool = False,
@@ -41,6 +42,7 @@ def run_probe(
     probe(find="Pressed:", match="prefix")    -> first node whose name starts so
     probe("calculator", flat=True)            -> every node of the Qt calculator, a flat list
     probe(list_apps=True)                     -> [{"name", "pid", "children"}]
+    probe(find="Press me", do_action=True)    -> that node, after running its first action
     A probe that hangs (pyatspi deadlock) is killed and retried `retries` times.
     """
     args = [SYSTEM_PYTHON, str(PROBE), "--timeout", str(timeout + wait)]
@@ -56,6 +58,8 @@ def run_probe(
             args += ["--role", role]
         if all:
             args.append("--all")
+        if do_action:
+            args.append("--do-action")
     if wait:
         args += ["--wait", str(wait)]
     if depth is not None:

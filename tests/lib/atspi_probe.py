@@ -184,6 +184,8 @@ def main():
     ap.add_argument("--match", choices=["exact", "prefix", "contains", "regex"], default="exact")
     ap.add_argument("--role", help="with --find: only nodes of this role (pyatspi role name)")
     ap.add_argument("--all", action="store_true", help="with --find: print a list of all matches")
+    ap.add_argument("--do-action", action="store_true",
+                    help="with --find: run the found node's first action (a change made outside lsm)")
     ap.add_argument("--wait", type=float, default=0.0, metavar="SECS",
                     help="poll until the app (and the --find node) appears, up to SECS")
     ap.add_argument("--depth", type=int, default=None, help="max depth below the application")
@@ -217,9 +219,11 @@ def main():
             result = nodes if args.flat else nodes[0]
         else:
             hits = []
-            for node, _ in probe.walk(app, depth=args.depth, tree=False):
+            for node, acc in probe.walk(app, depth=args.depth, tree=False):
                 if match(node["name"] or "") and (args.role is None or node["role"] == args.role):
                     hits.append(node)
+                    if args.do_action:
+                        node["did_action"] = bool(_safe(lambda acc=acc: acc.queryAction().doAction(0), False))
                     if not args.all:
                         break
             if hits:

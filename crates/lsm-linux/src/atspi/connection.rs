@@ -259,6 +259,8 @@ pub struct Atspi {
     pub(crate) listener: Arc<tokio::sync::OnceCell<bool>>,
     /// Applications whose cache could not be had, and when that was found.
     pub(crate) no_cache: Arc<Mutex<HashMap<String, Instant>>>,
+    /// The last cache snapshot of each application (see `Atspi::cache_items`).
+    pub(crate) snapshots: Arc<Mutex<crate::atspi::cache::Snapshots>>,
     /// D-Bus calls made so far (for measurements).
     pub(crate) calls: Arc<AtomicUsize>,
     /// Action names read in earlier walks, for toolkits whose object paths are never given to
@@ -437,6 +439,7 @@ impl Atspi {
             toolkits: Arc::default(),
             listener: Arc::default(),
             no_cache: Arc::default(),
+            snapshots: Arc::default(),
             action_memo: Arc::default(),
             calls: Arc::default(),
             peers: Arc::default(),
@@ -555,7 +558,10 @@ impl Atspi {
         // LSM_LOG=lsm_calls=trace lists every call (what a walk costs an application).
         tracing::trace!(target: "lsm_calls", "{iface}.{method} {path}");
         let fut = conn.call_method(dest, path, Some(iface), method, body);
-        match tokio::time::timeout(limit, fut).await {
+        let sent = Instant::now();
+        let answer = tokio::time::timeout(limit, fut).await;
+        tracing::trace!(target: "lsm_calls", "{iface}.{method} {path} answered in {:?}", sent.elapsed());
+        match answer {
             Err(_) => Err(Ok(CallError::Timeout(format!("{iface}.{method}")))),
             Ok(Err(e @ zbus::Error::MethodError(..))) => Err(Ok(classify(&format!("{iface}.{method}"), e))),
             Ok(Err(e)) => Err(Err(e)),
