@@ -15,7 +15,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "lib"))
 
 from atspi_ground import run_probe  # noqa: E402
-from gui_flow import element, find_window, observe  # noqa: E402
+from gui_flow import element, find_window, observe, wait_for  # noqa: E402
 from lsm_fixtures import *  # noqa: E402,F401,F403
 
 APP = Path(__file__).resolve().parents[1] / "apps" / "lsm_stepapp.py"
@@ -103,3 +103,19 @@ def test_ids_stay_when_a_row_is_inserted_above(stepapp):
     assert {n: element(again, n)["id"] for n in keep} == keep
     new_row = element(again, "Row 1")["id"]
     assert new_row not in keep.values()
+
+
+def test_a_row_inserted_outside_lsm_is_in_the_next_observation(stepapp):
+    """Another client presses "Insert row" between two observations. GTK 3 inserts the label
+    without announcing a child added (no `children-changed` reaches any client, pyatspi's
+    included; GTK 4.8 does the same), so no observation may take an application's structure from
+    an earlier one: the new row is in the next observation. (A cache snapshot kept between
+    observations until an event said it changed missed it.)"""
+    s, win, proc = stepapp
+    observe(s, win)
+    observe(s, win)
+    hit = run_probe(pid=proc.pid, find="Insert row", do_action=True)
+    assert hit and hit.get("did_action"), hit
+    wait_for(lambda: probe(proc, "Row 1") is not None, timeout=10, what="Row 1 inserted (AT-SPI)")
+    st = observe(s, win)
+    element(st, "Row 1")

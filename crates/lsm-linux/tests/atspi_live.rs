@@ -57,8 +57,6 @@ fn opts(ms: u64) -> WalkOptions {
         deadline: Instant::now() + Duration::from_millis(ms),
         coords: CoordKind::Screen,
         query: None,
-        // No events watched here: every walk asks for the application's cache.
-        cache_mark: None,
     }
 }
 
@@ -722,8 +720,6 @@ fn default_opts() -> WalkOptions {
         deadline: Instant::now() + Duration::from_millis(2500),
         coords: CoordKind::Screen,
         query: None,
-        // No events watched here: every walk asks for the application's cache.
-        cache_mark: None,
     }
 }
 

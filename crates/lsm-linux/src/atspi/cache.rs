@@ -1,14 +1,11 @@
 //! `org.a11y.atspi.Cache.GetItems`: every object of an application with its basic properties in
 //! one call, and (GTK 3) the complete children lists, so that a walk skips most per-object calls.
 
-use crate::atspi::verify::CacheMark;
 use crate::atspi::{
     classify, role_name, short_interfaces, state_names, Atspi, Basics, CacheItem, CallError, Flavor, ObjRef,
     CACHE_PATH, IFACE_CACHE, IFACE_REGISTRY, REGISTRY_BUS, REGISTRY_PATH,
 };
-use std::collections::{HashMap, HashSet};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 /// The event listener registered to make GTK 3 serve `Cache.GetItems`: one no application sends in
@@ -16,19 +13,6 @@ use std::time::{Duration, Instant};
 const CACHE_LISTENER_EVENT: &str = "object:property-change:accessible-table-summary";
 /// After a failed activation, the cache of that application is not asked for again for this long.
 const CACHE_RETRY: Duration = Duration::from_secs(10);
-/// Applications whose last snapshot is kept; the record starts over when more are walked.
-const MAX_SNAPSHOTS: usize = 64;
-
-/// Whether a snapshot was just asked for or kept from an earlier walk.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Freshness {
-    Fresh,
-    Kept,
-}
-
-/// The last `Cache.GetItems` snapshot of each application, with the [`CacheMark`] its events
-/// stood at when it was asked for.
-pub(crate) type Snapshots = HashMap<String, (CacheMark, Arc<Prefetch>)>;
 
 /// What `Cache.GetItems` told about an application's objects.
 #[derive(Default)]
@@ -38,52 +22,13 @@ pub(crate) struct Prefetch {
     /// links and indices agree with the live child count). Only where the toolkit's links are
     /// trusted (`Flavor::cache_tree`).
     pub(crate) children: HashMap<ObjRef, Vec<ObjRef>>,
-    /// Objects the walk made with this snapshot fresh met and the snapshot does not hold.
-    pub(crate) not_held: Mutex<HashSet<ObjRef>>,
-    /// What the application's snapshot before this one did not hold.
-    lacked_before: HashSet<ObjRef>,
-    /// Whether later walks may use it (see [`Prefetch::judge`]).
-    trusted: AtomicBool,
-}
-
-impl Prefetch {
-    /// After a walk made with this snapshot: whether later walks may use it. A fresh snapshot is
-    /// trusted when the walk met no object it lacks but those the one before lacked too: GTK 4
-    /// and GTK 3 make objects when a client first asks for them, with no event that counts, so
-    /// the next snapshot will hold them, and GTK 3 leaves some out of its cache for good. A kept
-    /// snapshot stops being trusted when a walk meets objects it lacks that its own walk did not
-    /// meet (`met_unknown`).
-    pub(crate) fn judge(&self, freshness: Freshness, met_unknown: bool) {
-        let trusted = match freshness {
-            Freshness::Fresh => self
-                .not_held
-                .lock()
-                .is_ok_and(|lacks| lacks.is_subset(&self.lacked_before)),
-            Freshness::Kept => !met_unknown,
-        };
-        if !trusted {
-            self.trusted.store(false, Ordering::Relaxed);
-        } else if freshness == Freshness::Fresh {
-            self.trusted.store(true, Ordering::Relaxed);
-        }
-    }
 }
 
 impl Atspi {
     /// Every object the application has registered, from `Cache.GetItems`: live properties in one
     /// call (GTK 4; GTK 3 once a listener is registered, see [`Atspi::ensure_listener`]; Qt 5
     /// answers with nothing). With `Flavor::cache_tree`, also the complete children lists.
-    ///
-    /// With `mark` (where the application's events stand now), the snapshot is kept for later
-    /// walks, which use it while the mark stays (see [`Atspi::kept_snapshot`]): a window observed
-    /// again costs its application one call less (3-25 ms).
-    pub(crate) async fn cache_items(
-        &self,
-        bus: &str,
-        limit: Duration,
-        flavor: Flavor,
-        mark: Option<CacheMark>,
-    ) -> Option<Arc<Prefetch>> {
+    pub(crate) async fn cache_items(&self, bus: &str, limit: Duration, flavor: Flavor) -> Option<Prefetch> {
         type Item = CacheItem;
         let recent_failure = self
             .no_cache
@@ -184,30 +129,7 @@ impl Atspi {
             pre.children.len(),
             t0.elapsed()
         );
-        let Some(m) = mark else {
-            return Some(Arc::new(pre));
-        };
-        let Ok(mut kept) = self.snapshots.lock() else {
-            return Some(Arc::new(pre));
-        };
-        if let Some((_, before)) = kept.get(bus) {
-            pre.lacked_before = before.not_held.lock().map(|s| s.clone()).unwrap_or_default();
-        }
-        if kept.len() >= MAX_SNAPSHOTS && !kept.contains_key(bus) {
-            kept.clear();
-        }
-        let pre = Arc::new(pre);
-        kept.insert(bus.to_string(), (m, pre.clone()));
         Some(pre)
-    }
-
-    /// The snapshot of that application taken at `mark`, if it is still the one kept and trusted:
-    /// no event since said anything in it changed.
-    pub(crate) fn kept_snapshot(&self, bus: &str, mark: CacheMark) -> Option<Arc<Prefetch>> {
-        let kept = self.snapshots.lock().ok()?;
-        kept.get(bus)
-            .filter(|(m, p)| *m == mark && p.trusted.load(Ordering::Relaxed))
-            .map(|(_, p)| p.clone())
     }
 
     /// Registers, once per connection, an event listener with the registry: at-spi2-atk (GTK 3)
@@ -254,55 +176,5 @@ impl Atspi {
                 }
             })
             .await
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn obj(n: u32) -> ObjRef {
-        ObjRef::new(":1.5", format!("/org/a11y/atspi/accessible/{n}"))
-    }
-
-    fn snapshot(lacked_before: &[u32], walk_met: &[u32]) -> Prefetch {
-        let pre = Prefetch {
-            lacked_before: lacked_before.iter().map(|&n| obj(n)).collect(),
-            ..Prefetch::default()
-        };
-        if let Ok(mut lacks) = pre.not_held.lock() {
-            lacks.extend(walk_met.iter().map(|&n| obj(n)));
-        }
-        pre
-    }
-
-    fn trusted(pre: &Prefetch) -> bool {
-        pre.trusted.load(Ordering::Relaxed)
-    }
-
-    #[test]
-    fn a_snapshot_is_trusted_once_its_walk_met_nothing_new_it_lacks() {
-        // Nothing lacking: trusted at once.
-        let pre = snapshot(&[], &[]);
-        pre.judge(Freshness::Fresh, false);
-        assert!(trusted(&pre));
-        // Lacking objects the walk made (GTK 4 makes them when first asked for): not yet.
-        let pre = snapshot(&[], &[7, 8]);
-        pre.judge(Freshness::Fresh, false);
-        assert!(!trusted(&pre));
-        // The next snapshot lacks the same ones (GTK 3 leaves them out for good): trusted.
-        let pre = snapshot(&[7, 8], &[7, 8]);
-        pre.judge(Freshness::Fresh, false);
-        assert!(trusted(&pre));
-        // A later walk with it kept meets another object it lacks: no longer.
-        pre.judge(Freshness::Kept, true);
-        assert!(!trusted(&pre));
-        // And a later kept walk that met nothing new does not trust it again.
-        pre.judge(Freshness::Kept, false);
-        assert!(!trusted(&pre));
-        // One that lacks more than the one before: not trusted.
-        let pre = snapshot(&[7], &[7, 9]);
-        pre.judge(Freshness::Fresh, false);
-        assert!(!trusted(&pre));
     }
 }

@@ -259,8 +259,6 @@ pub struct Atspi {
     pub(crate) listener: Arc<tokio::sync::OnceCell<bool>>,
     /// Applications whose cache could not be had, and when that was found.
     pub(crate) no_cache: Arc<Mutex<HashMap<String, Instant>>>,
-    /// The last cache snapshot of each application (see `Atspi::cache_items`).
-    pub(crate) snapshots: Arc<Mutex<crate::atspi::cache::Snapshots>>,
     /// D-Bus calls made so far (for measurements).
     pub(crate) calls: Arc<AtomicUsize>,
     /// Action names read in earlier walks, for toolkits whose object paths are never given to
@@ -439,7 +437,6 @@ impl Atspi {
             toolkits: Arc::default(),
             listener: Arc::default(),
             no_cache: Arc::default(),
-            snapshots: Arc::default(),
             action_memo: Arc::default(),
             calls: Arc::default(),
             peers: Arc::default(),
@@ -555,7 +552,8 @@ impl Atspi {
         R: zv::Type + DeserializeOwned,
     {
         self.calls.fetch_add(1, Ordering::Relaxed);
-        // LSM_LOG=lsm_calls=trace lists every call (what a walk costs an application).
+        // LSM_LOG=lsm_calls=trace lists every call (what a walk costs an application) and how
+        // long its answer took (where a walk waits).
         tracing::trace!(target: "lsm_calls", "{iface}.{method} {path}");
         let fut = conn.call_method(dest, path, Some(iface), method, body);
         let sent = Instant::now();

@@ -19,7 +19,6 @@ pub(crate) mod verify;
 mod walk;
 
 pub use connection::*;
-pub use verify::CacheMark;
 pub use walk::{Skipped, WalkOptions, WalkResult};
 
 #[cfg(test)]

@@ -29,8 +29,6 @@ const WATCHED_EVENTS: &[&str] = &[
     "object:property-change:accessible-name",
     "object:property-change:accessible-value",
     "object:property-change:accessible-description",
-    // A role changed (rare) is an element changed, and a cached snapshot out of date.
-    "object:property-change:accessible-role",
     "object:value-changed",
     "object:bounds-changed",
     // Popups (a completion list under an entry) come and go while an application digests input.
@@ -66,29 +64,6 @@ struct Seen {
     /// The last value each object announced for each state: GTK 3 announces a window's
     /// `iconified 0` again at every focus change of the window, which changes nothing.
     states: HashMap<(ObjRef, String), i32>,
-    /// Per application, the number (in `seq`) of its latest event that may have changed what
-    /// `Cache.GetItems` tells (see [`CacheMark`]).
-    marks: HashMap<String, u64>,
-    seq: u64,
-    /// Counts the times `marks` started over, so that a mark taken before never matches again.
-    generation: u64,
-}
-
-/// Where an application's events stood: two equal marks of one application mean that no event
-/// in between said a name, role, state or child list of its objects changed, so a
-/// `Cache.GetItems` snapshot taken at the first still holds (as libatspi's own cache, which Orca
-/// relies on, is kept by the same events). Extents and texts are never kept this way.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct CacheMark {
-    generation: u64,
-    seq: u64,
-}
-
-/// Whether a relevant event may change what `Cache.GetItems` reports. Bounds are not in it (GTK 3
-/// announces them every frame while anything animates); a text change may rename an object
-/// named by its content.
-fn changes_cache_items(member: &str) -> bool {
-    member != "BoundsChanged"
 }
 
 /// Whether an event says an application's elements or windows changed (caret moves and
@@ -102,7 +77,7 @@ fn is_activity(member: &str, detail: &str, value: i32) -> bool {
         "Create" | "Destroy" | "ChildrenChanged" | "TextChanged" | "ValueChanged" | "BoundsChanged" => true,
         "PropertyChange" => matches!(
             detail,
-            "accessible-name" | "accessible-value" | "accessible-description" | "accessible-role"
+            "accessible-name" | "accessible-value" | "accessible-description"
         ),
         _ => false,
     }
@@ -144,16 +119,6 @@ impl Events {
         self.seen.lock().ok()?.window
     }
 
-    /// The application's [`CacheMark`] now. `None`: events are not watched, so nothing kept can
-    /// be trusted.
-    pub(crate) fn cache_mark(&self, bus: &str) -> Option<CacheMark> {
-        let seen = self.seen.lock().ok()?;
-        seen.watching.then(|| CacheMark {
-            generation: seen.generation,
-            seq: seen.marks.get(bus).copied().unwrap_or(0),
-        })
-    }
-
     /// The activity of the application at that bus name (none yet: nothing sent since the
     /// watch began). `None`: events are not watched.
     pub(crate) fn activity(&self, bus: &str) -> Option<Activity> {
@@ -188,15 +153,6 @@ impl Events {
                 }
                 None => true,
             };
-        if moved && changes_cache_items(member) {
-            if seen.marks.len() >= MAX_APPS && !seen.marks.contains_key(&obj.bus) {
-                seen.marks.clear();
-                seen.generation += 1;
-            }
-            seen.seq += 1;
-            let seq = seen.seq;
-            seen.marks.insert(obj.bus.clone(), seq);
-        }
         if moved {
             tracing::trace!("activity {member} {detail} {d1} {obj} {bounds:?}");
             if seen.activity.len() >= MAX_APPS && !seen.activity.contains_key(&obj.bus) {
@@ -552,46 +508,5 @@ mod tests {
         assert_eq!(a.count, 2);
         assert_eq!(a.recent[0].reach, Reach::OwnState);
         assert_eq!(a.recent[1].reach, Reach::Anything);
-    }
-
-    #[test]
-    fn a_cache_mark_moves_with_every_event_that_may_change_the_cache() {
-        let events = Events::default();
-        assert_eq!(events.cache_mark(":1.5"), None, "no mark without watched events");
-        events.seen.lock().unwrap().watching = true;
-        let obj = |n: u32| ObjRef::new(":1.5", format!("/org/a11y/atspi/accessible/{n}"));
-        let first = events.cache_mark(":1.5");
-        // What changes nothing the cache holds leaves the mark: bounds, a state announced again
-        // with its value, an object made for a client, another application's events.
-        events.record("BoundsChanged", obj(1), "", 0, Some([1, 2, 3, 4]));
-        events.record("BoundsChanged", obj(1), "", 0, Some([5, 6, 7, 8]));
-        events.record("StateChanged", obj(2), "defunct", 0, None);
-        events.record("StateChanged", ObjRef::new(":1.6", "/a"), "checked", 1, None);
-        assert_eq!(events.cache_mark(":1.5"), first);
-        for (member, detail, d1) in [
-            ("StateChanged", "checked", 1),
-            ("ChildrenChanged", "add", 0),
-            ("PropertyChange", "accessible-name", 0),
-            ("TextChanged", "insert", 0),
-        ] {
-            let before = events.cache_mark(":1.5");
-            events.record(member, obj(3), detail, d1, None);
-            assert_ne!(events.cache_mark(":1.5"), before, "{member} {detail}");
-        }
-        let before = events.cache_mark(":1.5");
-        events.record("StateChanged", obj(3), "checked", 1, None);
-        assert_eq!(events.cache_mark(":1.5"), before, "announced again unchanged");
-        // The record of many applications starting over never brings an old mark back.
-        let kept = events.cache_mark(":1.5");
-        for n in 0..=MAX_APPS {
-            events.record(
-                "StateChanged",
-                ObjRef::new(format!(":2.{n}"), "/a"),
-                "checked",
-                1,
-                None,
-            );
-        }
-        assert_ne!(events.cache_mark(":1.5"), kept);
     }
 }

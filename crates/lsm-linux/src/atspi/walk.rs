@@ -6,18 +6,15 @@
 //! without reading them. A huge container (GTK 3 creates one accessible per tree view cell) is read
 //! only around its visible area (see `list.rs`); its node keeps `child_count` and gets a `summary`.
 
-use crate::atspi::cache::{Freshness, Prefetch};
+use crate::atspi::cache::Prefetch;
 use crate::atspi::list::{MAX_BULK_CHILDREN, MAX_MANAGED_CHILDREN};
 use crate::atspi::{
-    Atspi, Basics, CacheMark, CallError, CoordKind, Flavor, ObjRef, RawNode, TextMode, IFACE_ACCESSIBLE,
-    IFACE_COMPONENT,
+    Atspi, Basics, CallError, CoordKind, Flavor, ObjRef, RawNode, TextMode, IFACE_ACCESSIBLE, IFACE_COMPONENT,
 };
 use futures_util::stream::{FuturesUnordered, StreamExt};
 use lsm_core::model::Query;
 use lsm_core::{GuiResult, RawElement, Rect};
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
 use std::time::Instant;
 
 /// Objects fetched at once during a walk. Each is up to ~6 concurrent calls; the application answers
@@ -36,9 +33,6 @@ pub struct WalkOptions {
     /// What the caller looks for: off-screen objects that match it are kept, and huge lists are
     /// searched for it beyond their visible area.
     pub query: Option<Query>,
-    /// Where the application's events stand (`None`: not watched): a cache snapshot taken at the
-    /// same mark is used again (see `Atspi::cache_items`).
-    pub cache_mark: Option<CacheMark>,
 }
 
 /// Why an object (with its subtree) or some children were not read, counted by kind.
@@ -272,10 +266,7 @@ fn matches_query(q: &Query, n: &RawNode) -> bool {
 
 /// Shared state of one walk.
 pub(crate) struct WalkCtx {
-    pre: Option<(Arc<Prefetch>, Freshness)>,
-    /// Objects read that a kept `pre` does not hold and the walk that took it did not meet
-    /// (those a fresh one lacks go to its `not_held`).
-    unknown: AtomicUsize,
+    pre: Option<Prefetch>,
     /// "showing" is reliable here: objects without it are not on screen (GTK 3, window shown).
     showing: bool,
     query: Option<Query>,
@@ -357,7 +348,7 @@ impl Atspi {
         prune: bool,
         children: Option<usize>,
     ) -> Result<Option<Fetched>, CallError> {
-        let pre = walk.and_then(|w| w.pre.as_ref()).map(|(p, _)| p.as_ref());
+        let pre = walk.and_then(|w| w.pre.as_ref());
         let showing_known = walk.is_some_and(|w| w.showing);
         let hidden = |states: &[String]| {
             // GTK 4.8 never sets "showing" below the window: decide from "visible" and geometry,
@@ -380,22 +371,7 @@ impl Atspi {
             e.await.ok()
         };
         let mut early_extents = None;
-        let known = pre.and_then(|p| p.basics.get(&obj));
-        if let (Some(w), Some((p, freshness)), None) = (walk, walk.and_then(|w| w.pre.as_ref()), known) {
-            if let Ok(mut not_held) = p.not_held.lock() {
-                let new = match freshness {
-                    Freshness::Fresh => {
-                        not_held.insert(obj.clone());
-                        false
-                    }
-                    Freshness::Kept => !not_held.contains(&obj),
-                };
-                if new {
-                    w.unknown.fetch_add(1, Ordering::Relaxed);
-                }
-            }
-        }
-        let mut b = match known {
+        let mut b = match pre.and_then(|p| p.basics.get(&obj)) {
             Some(b) => {
                 // A hidden object is dropped below without any call: no extents for it.
                 if extents_first && !hidden(&b.states) && b.interfaces.iter().any(|i| i == "Component") {
@@ -665,52 +641,15 @@ impl Atspi {
             lsm_core::states::may_read_children(depth, opts.max_depth).then_some(budget.max(1))
         };
 
-        // The cache covers the whole application (5-25 ms for the widget factories): worth it for
-        // a real walk, not for a few elements.
-        let use_cache = flavor.cache && max >= 64;
-        let kept = opts
-            .cache_mark
-            .filter(|_| use_cache)
-            .and_then(|m| self.kept_snapshot(&root.bus, m));
-        // The root first (never pruned): from a kept snapshot where there is one, else with the
-        // application's whole cache read in parallel.
+        // The root first (never pruned), with the application's whole cache in parallel.
         let first = async {
-            if let Some(kept) = kept {
-                tracing::debug!(
-                    "walk of {root}: cache of {} objects kept, no event changed them",
-                    kept.basics.len()
-                );
-                let root_ctx = WalkCtx {
-                    pre: Some((kept, Freshness::Kept)),
-                    unknown: AtomicUsize::new(0),
-                    showing: false,
-                    query: None,
-                    scan_until: Instant::now(),
-                };
-                let top = self
-                    .fetch(
-                        root.clone(),
-                        coords,
-                        flavor,
-                        Some(&root_ctx),
-                        Clip::default(),
-                        false,
-                        want(0, max),
-                    )
-                    .await;
-                return (root_ctx.pre, root_ctx.unknown.into_inner(), top);
-            }
             let cache = async {
-                // Never more than half the time left.
+                // The cache covers the whole application (5-25 ms for the widget factories): worth
+                // it for a real walk, not for a few elements, and never more than half the time left.
                 let left = opts.deadline.saturating_duration_since(Instant::now());
-                if use_cache {
-                    self.cache_items(
-                        &root.bus,
-                        self.call_timeout.min(left / 2),
-                        flavor,
-                        opts.cache_mark,
-                    )
-                    .await
+                if flavor.cache && max >= 64 {
+                    self.cache_items(&root.bus, self.call_timeout.min(left / 2), flavor)
+                        .await
                 } else {
                     None
                 }
@@ -724,10 +663,9 @@ impl Atspi {
                 false,
                 want(0, max),
             );
-            let (pre, top) = tokio::join!(cache, top);
-            (pre.map(|p| (p, Freshness::Fresh)), 0, top)
+            tokio::join!(cache, top)
         };
-        let (pre, unknown, top) = match tokio::time::timeout_at(deadline, first).await {
+        let (pre, top) = match tokio::time::timeout_at(deadline, first).await {
             Ok(r) => r,
             Err(_) => return Ok(cut("deadline reached before the first element was read".into())),
         };
@@ -740,7 +678,6 @@ impl Atspi {
         let left = opts.deadline.saturating_duration_since(Instant::now());
         let ctx = WalkCtx {
             pre,
-            unknown: AtomicUsize::new(unknown),
             // A window that is not shown itself (minimized) shows nothing: fall back to geometry.
             showing: flavor.showing && top.node.has_state("showing"),
             query: opts.query.clone(),
@@ -908,9 +845,6 @@ impl Atspi {
                 "time budget used up while searching lists for the query: {} list children were not searched",
                 skipped.unsearched
             ));
-        }
-        if let Some((pre, freshness)) = &ctx.pre {
-            pre.judge(*freshness, ctx.unknown.load(Ordering::Relaxed) > 0);
         }
         let nodes = preorder(slots, 0);
         tracing::debug!(

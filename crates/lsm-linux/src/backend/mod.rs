@@ -887,7 +887,6 @@ impl LinuxBackend {
                     deadline,
                     coords: rule.kind(),
                     query: req.query.clone(),
-                    cache_mark: self.events.cache_mark(&root.obj.bus),
                 };
                 let res = atspi.walk(&root.obj, &opts).await?;
                 let base = elements.len();
