@@ -371,6 +371,7 @@ impl Atspi {
             e.await.ok()
         };
         let mut early_extents = None;
+        let mut read_kids: Option<Result<Vec<ObjRef>, CallError>> = None;
         let mut b = match pre.and_then(|p| p.basics.get(&obj)) {
             Some(b) => {
                 // A hidden object is dropped below without any call: no extents for it.
@@ -420,6 +421,24 @@ impl Atspi {
                     )));
                 }
                 match self.basics(&obj, flavor.getall, Some(states)).await? {
+                    Some(b) => b,
+                    None => return Ok(None),
+                }
+            }
+            None if walk.is_none() => {
+                // Read alone (a walk's root, an object read again): its extents and children go
+                // out with its basics instead of a round trip later each, so the application
+                // answers them before the cache the walk asks for beside (GTK answers in order).
+                let (b, e, kids) =
+                    tokio::join!(self.basics(&obj, flavor.getall, None), read_extents(), async {
+                        match children {
+                            Some(_) => Some(self.children_of(&obj).await),
+                            None => None,
+                        }
+                    });
+                early_extents = Some(e);
+                read_kids = kids;
+                match b? {
                     Some(b) => b,
                     None => return Ok(None),
                 }
@@ -577,7 +596,11 @@ impl Atspi {
             (not_loaded, searched, unsearched) = (read.not_loaded, read.searched, read.unsearched);
             (read.kids, read.cut)
         } else {
-            match self.children_of(&node.obj).await {
+            let kids = match read_kids {
+                Some(k) => k,
+                None => self.children_of(&node.obj).await,
+            };
+            match kids {
                 Ok(k) => {
                     let cut = k.len().saturating_sub(budget);
                     (k.into_iter().take(budget).collect(), cut)
@@ -663,7 +686,9 @@ impl Atspi {
                 false,
                 want(0, max),
             );
-            tokio::join!(cache, top)
+            // The root's calls go out first: the application answers them before the cache.
+            let (top, cache) = tokio::join!(top, cache);
+            (cache, top)
         };
         let (pre, top) = match tokio::time::timeout_at(deadline, first).await {
             Ok(r) => r,
