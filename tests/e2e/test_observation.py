@@ -20,8 +20,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "lib"))
 
 import pytest  # noqa: E402
-from gui_flow import act, act_raw, box, center, element, element_prefix, find_window, observe, rect, wait_for  # noqa: E402
+from gui_flow import act, act_raw, box, center, element, find_window, observe, rect, wait_for  # noqa: E402
 from lsm_fixtures import *  # noqa: E402,F401,F403
+from outside_changes import observation_sees_changes_made_outside_lsm  # noqa: E402
 from png_rgba import decode as decode_png  # noqa: E402
 
 TITLE = "lsm test app"
@@ -339,28 +340,12 @@ def test_hidden_subtrees_are_counted_and_walked_only_when_asked(lsm):
 
 
 # ------------------------------------------------------------------ changes made outside lsm
-def test_an_observation_sees_what_changed_outside_lsm_since_the_last(app, probe, restart_app):
+def test_an_observation_sees_what_changed_outside_lsm_since_the_last(app, restart_app):
     """What another client changes between two observations (here through AT-SPI, outside lsm)
     is in the second one: a check box's state, labels' names, a control gone. Read back through
     AT-SPI first."""
-    s, win = app
-    observe(s, win, max_elements=1000)
-    st = observe(s, win, max_elements=1000)
-    was_checked = "checked" in element(st, "Enable feature", "check_box").get("states", [])
-    feature, pressed = element_prefix(st, "Feature:")["name"], element_prefix(st, "Pressed:")["name"]
-    element(st, "Remove me", "push_button")
     try:
-        for name, role in (("Enable feature", "check box"), ("Press me", "push button"), ("Remove me", "push button")):
-            hit = probe(find=name, role=role, do_action=True)
-            assert hit and hit.get("did_action"), f"{name}: {hit}"
-        wait_for(lambda: probe(find="Remove me") is None, timeout=10, what="Remove me gone (AT-SPI)")
-        truth = probe(find="Enable feature", role="check box")
-        assert ("checked" in truth.get("states", [])) != was_checked, truth
-        st = observe(s, win, max_elements=1000)
-        assert ("checked" in element(st, "Enable feature", "check_box").get("states", [])) != was_checked
-        assert element_prefix(st, "Feature:")["name"] != feature
-        assert element_prefix(st, "Pressed:")["name"] != pressed
-        assert not [e for e in st["elements"] if e.get("name") == "Remove me"], "a removed control was observed"
+        observation_sees_changes_made_outside_lsm(*app)
     finally:
         restart_app("testapp")
 

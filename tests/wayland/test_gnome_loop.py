@@ -8,8 +8,9 @@ import time
 
 import pytest
 from conftest import TESTAPP_NAME, app_events, ensure_app, restart_app, run_probe
-from gui_flow import act, act_raw, center, element, element_prefix, find_window, observe, wait_for
+from gui_flow import act, act_raw, center, element, find_window, observe, wait_for
 from lsm_mcp import err_code, image_bytes, rect
+from outside_changes import observation_sees_changes_made_outside_lsm
 from png_rgba import decode, pixel
 from wl_shell import ClipboardOwner, activate, buffer_offset, move_focused_window, read_clipboard, shell_window
 
@@ -302,22 +303,7 @@ def test_window_ids_outlive_the_server(app):
 def test_an_observation_sees_what_changed_outside_lsm_since_the_last(app):
     """What another AT-SPI client changes between two observations is in the second one (a check
     box's state, labels' names, a control gone), read back through AT-SPI first."""
-    s, win = app
-    observe(s, win, max_elements=1000)
-    st = observe(s, win, max_elements=1000)
-    was_checked = "checked" in element(st, "Enable feature", "check_box").get("states", [])
-    feature, pressed = element_prefix(st, "Feature:")["name"], element_prefix(st, "Pressed:")["name"]
     try:
-        for name, role in (("Enable feature", "check box"), ("Press me", "push button"),
-                           ("Remove me", "push button")):
-            hit = run_probe(find=name, role=role, do_action=True)
-            assert hit and hit.get("did_action"), f"{name}: {hit}"
-        wait_for(lambda: run_probe(find="Remove me") is None, timeout=10, what="Remove me gone (AT-SPI)")
-        assert ("checked" in run_probe(find="Enable feature").get("states", [])) != was_checked
-        st = observe(s, win, max_elements=1000)
-        assert ("checked" in element(st, "Enable feature", "check_box").get("states", [])) != was_checked
-        assert element_prefix(st, "Feature:")["name"] != feature
-        assert element_prefix(st, "Pressed:")["name"] != pressed
-        assert not [e for e in st["elements"] if e.get("name") == "Remove me"], "a removed control was observed"
+        observation_sees_changes_made_outside_lsm(*app)
     finally:
         restart_app("testapp", TESTAPP_NAME)
