@@ -365,10 +365,13 @@ def test_a_gtk4_observation_sees_a_state_changed_outside_lsm(lsm_stdio, probe):
     def click(box):
         x, y = center(box)
         wid = str(int(win["window_id"], 16))
-        for args in (["windowactivate", "--sync", wid],
-                     ["mousemove", "--sync", str(win["bounds"]["x"] + x), str(win["bounds"]["y"] + y)],
-                     ["click", "1"]):
-            subprocess.run(["xdotool", *args], check=True, timeout=20)
+        xdo = lambda *args: subprocess.run(["xdotool", *args], check=True, timeout=20)  # noqa: E731
+        xdo("windowactivate", "--sync", wid)
+        xdo("mousemove", "--sync", str(win["bounds"]["x"] + x), str(win["bounds"]["y"] + y))
+        # Held as a hand holds it: GTK 4 drops a click pressed and released at once while busy.
+        xdo("mousedown", "1")
+        time.sleep(0.06)
+        xdo("mouseup", "1")
 
     observe(lsm_stdio, win, max_elements=1000)
     box = first_box(observe(lsm_stdio, win, max_elements=1000))
@@ -376,7 +379,7 @@ def test_a_gtk4_observation_sees_a_state_changed_outside_lsm(lsm_stdio, probe):
     assert truth() == was
     click(box)
     try:
-        wait_for(lambda: truth() != was, timeout=10, what="the check box toggled (AT-SPI)")
+        wait_for(lambda: truth() != was, timeout=30, what="the check box toggled (AT-SPI)")
         st = observe(lsm_stdio, win, max_elements=1000)
         assert ("checked" in first_box(st).get("states", [])) != was, first_box(st)
     finally:
