@@ -1,9 +1,9 @@
 //! The AT-SPI half of the Linux backend, shared by every Linux session (X11, GNOME and KDE on
 //! Wayland): the connection to the accessibility bus (`connection.rs`), the applications on it
-//! (`apps.rs`) and their proper names (`app_name.rs`), fast tree walks (`walk.rs`, with
-//! `cache.rs` for `Cache.GetItems` and `list.rs` for huge containers), the first-observation
-//! settle (`fresh.rs`), semantic actions (`act.rs`) and reading their effects back, with the
-//! accessibility events (`verify.rs`).
+//! (`apps.rs`) and their proper names (`app_name.rs`), fast tree walks (`walk.rs`, reading each
+//! object with `fetch.rs`, `cache.rs` for `Cache.GetItems` and `list.rs` for huge containers),
+//! the first-observation settle (`fresh.rs`), semantic actions (`act.rs`) and reading their
+//! effects back, with the accessibility events (`verify.rs`).
 //!
 //! It knows nothing of any window system: windows reach it only as `crate::window` records,
 //! and no file here names X11 or Wayland (tests/layout/check_cycles.py checks that).
@@ -13,6 +13,7 @@ pub(crate) mod app_name;
 mod apps;
 mod cache;
 mod connection;
+mod fetch;
 pub(crate) mod fresh;
 mod list;
 pub(crate) mod verify;
