@@ -42,9 +42,31 @@ async function centreOf(page, name) {
   return { x: Math.round(e.x - g.x + e.width / 2), y: Math.round(e.y - g.y + e.height / 2) };
 }
 
+/** The page point over window point `p`, checked to be on the frame's image (scrolled into
+ * view first when it is not): a press elsewhere reaches no handler and sends nothing. */
+async function framePoint(page, p) {
+  for (let attempt = 0; ; attempt++) {
+    const q = await pagePoint(page, p.x, p.y);
+    const hit = await page.evaluate(([x, y]) => {
+      const el = document.elementFromPoint(x, y);
+      return el ? (el.id || el.tagName) : null;
+    }, [q.x, q.y]);
+    if (hit === "frame") return q;
+    if (attempt > 0) throw new Error(`window point ${p.x},${p.y} is page point ${q.x},${q.y}, over ${hit}, not the frame`);
+    await page.evaluate(() => document.getElementById("frame").scrollIntoView({ block: "center" }));
+  }
+}
+
+/** What the page did since `since` (ms since the epoch), for a failure's message. */
+async function pageState(page, actions, since) {
+  const sent = actions.filter((a) => a.t >= since).map((a) => a.body && a.body.actions);
+  const status = await page.textContent("#status").catch((e) => `(unreadable: ${e})`);
+  return `page sent ${JSON.stringify(sent)}; status ${JSON.stringify(status)}; refusals ${JSON.stringify(refusals.slice(-3))}`;
+}
+
 async function clickOn(page, name, opts = {}) {
   const p = await centreOf(page, name);
-  const q = await pagePoint(page, p.x, p.y);
+  const q = await framePoint(page, p);
   await page.mouse.click(q.x, q.y, opts);
   return p;
 }
@@ -114,9 +136,11 @@ async function main() {
   await scenario("double_and_right_click", async () => {
     const t0 = now();
     const p = await centreOf(page, "Double-click here");
-    const q = await pagePoint(page, p.x, p.y);
+    const q = await framePoint(page, p);
     await page.mouse.dblclick(q.x, q.y);
-    const dbl = await waitEvent(t0, (e) => e.event === "double_click", "a double click in the app");
+    const dbl = await waitEvent(t0, (e) => e.event === "double_click", "a double click in the app").catch(async (e) => {
+      throw new Error(`${e.message}; ${await pageState(page, actions, t0 * 1000)}`);
+    });
     // Let GTK's multi-click window close before the next press (as the e2e tests do): on a
     // loaded machine a press right after a double click was seen to open no menu.
     await sleep(700);
