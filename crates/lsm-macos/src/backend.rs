@@ -12,12 +12,14 @@ use crate::ax::element::AxElement;
 use crate::ax::tree::WindowTree;
 use crate::cg;
 use crate::element::raw_elements;
-use crate::geometry::{input_point, window_scale, Display, PointRect};
+use crate::geometry::{capture_scale, input_point, window_scale, Display, PointRect};
 use crate::join::{is_normal_window, list_windows, AppWindows, CgWindow};
 use crate::keys::{combo_events, key_target, needs_layout, type_plan, KeyTarget};
 use crate::layout::LayoutKnowledge;
 use crate::listing::{window_id, window_infos};
-use crate::permissions::{check_accessibility, check_session, missing_titles_note, SessionFacts};
+use crate::permissions::{
+    check_accessibility, check_screen_recording, check_session, missing_titles_note, SessionFacts,
+};
 use crate::pointer::{click_steps, drag_steps, scroll_wheels, MouseStep};
 use crate::walk::{walk_timed, WalkLimits};
 use async_trait::async_trait;
@@ -167,7 +169,7 @@ impl MacBackend {
                 let mut handles: HashMap<(i32, usize), String> = HashMap::new();
                 for &pid in &pids {
                     // An application that does not answer is listed without a tree.
-                    let Ok((windows, _note)) = ctx.windows_of(pid) else {
+                    let Ok(windows) = ctx.windows_of(pid) else {
                         continue;
                     };
                     let hidden = ctx.hidden(pid).unwrap_or(false);
@@ -353,8 +355,11 @@ impl DesktopBackend for MacBackend {
                     let limits = WalkLimits::from_request(request);
                     let frame = known.frame;
                     let (pid, app) = (known.info.pid, known.info.app.clone());
-                    let (elements, truncated, watch_note) =
+                    let (elements, truncated, notes) =
                         self.ax.run(request.walk_budget + JOB_SLACK, move |ctx| {
+                            // Chromium and Electron asked to build their trees on first contact:
+                            // said once, in the first observation of the application's window.
+                            let woken = pid.and_then(|p| ctx.take_first_contact_note(p as i32));
                             // The settle signal from here on (registration bounded by the messaging
                             // timeout; done once per application).
                             let watch_note = pid.and_then(|p| ctx.watch(p as i32, &app));
@@ -368,9 +373,10 @@ impl DesktopBackend for MacBackend {
                                 |node| registry.keep(node.clone()),
                                 AxElement::identity_key,
                             );
-                            Ok((elements, walked.truncated_reason.clone(), watch_note))
+                            let notes: Vec<String> = woken.into_iter().chain(watch_note).collect();
+                            Ok((elements, walked.truncated_reason.clone(), notes))
                         })?;
-                    snapshot.notes.extend(watch_note);
+                    snapshot.notes.extend(notes);
                     snapshot.elements = elements;
                     snapshot.truncated = truncated.is_some();
                     snapshot.truncated_reason = truncated;
@@ -378,6 +384,10 @@ impl DesktopBackend for MacBackend {
             }
         }
         if request.screenshot {
+            // Without Screen Recording the window server gives no pixels of other applications'
+            // windows (a capture could be the desktop behind them): refused, naming who needs it.
+            let (exe, term) = exe_and_terminal();
+            check_screen_recording(cg::windows::screen_recording_allowed(), &exe, term.as_deref())?;
             let Some(number) = known.number else {
                 return Err(GuiError::new(
                     ErrorCode::UnsupportedAction,
@@ -389,6 +399,8 @@ impl DesktopBackend for MacBackend {
                 (known.frame.height * scale).round().max(1.0) as usize,
             );
             let shot = crate::sck::shot::capture(number, w, h).await?;
+            // screencapture takes the size it likes: the scale is the one the picture has.
+            snapshot.scale = capture_scale(shot.image.width, &known.frame, &displays);
             snapshot.notes.push(format!("captured with {}", shot.path.name()));
             snapshot.notes.extend(shot.notes);
             snapshot.screenshot = Some(Screenshot {

@@ -43,6 +43,9 @@ pub struct AxContext {
     pub elements: Registry<AxElement>,
     /// The notifications of the applications whose windows were observed.
     observers: Observers,
+    /// What the first contact with a process did (it was asked to build its tree), kept until
+    /// the first observation of one of its windows says it.
+    first_contact: HashMap<i32, String>,
 }
 
 impl AxContext {
@@ -57,6 +60,7 @@ impl AxContext {
     /// Forgets processes that are gone (their elements answer nothing any more).
     pub fn keep_only(&mut self, live: &[i32]) {
         self.apps.retain(|pid, _| live.contains(pid));
+        self.first_contact.retain(|pid, _| live.contains(pid));
         self.observers.keep_only(live);
     }
 
@@ -68,10 +72,13 @@ impl AxContext {
     }
 
     /// The application's windows (`AXWindows`), each read in one message and kept in the
-    /// registry. A note comes back the first time the application was asked to build its tree.
-    pub fn windows_of(&mut self, pid: i32) -> Result<(Vec<AxWindowRead>, Option<String>), AxFailure> {
+    /// registry. The first time the application is asked to build its tree, the note saying so
+    /// waits for [`AxContext::take_first_contact_note`].
+    pub fn windows_of(&mut self, pid: i32) -> Result<Vec<AxWindowRead>, AxFailure> {
         let app = self.app(pid);
-        let note = self.awakened.ensure(&app, pid);
+        if let Some(note) = self.awakened.ensure(&app, pid) {
+            self.first_contact.insert(pid, note);
+        }
         let windows = match app.attribute("AXWindows")? {
             AxValue::Elements(w) => w,
             _ => Vec::new(),
@@ -119,7 +126,13 @@ impl AxContext {
                 },
             });
         }
-        Ok((read, note))
+        Ok(read)
+    }
+
+    /// The note of what the first contact with the process did, once: the first observation of
+    /// one of its windows says it (its tree may still be filling in).
+    pub fn take_first_contact_note(&mut self, pid: i32) -> Option<String> {
+        self.first_contact.remove(&pid)
     }
 
     /// Whether the application is hidden (Command-H): its windows are off screen, neither
