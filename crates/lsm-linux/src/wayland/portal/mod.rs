@@ -1,8 +1,9 @@
 //! The XDG desktop portal's RemoteDesktop interface (`org.freedesktop.portal.RemoteDesktop`):
 //! keyboard and pointer input for a desktop whose compositor has no API of its own for it (KDE
-//! Plasma), or whose own API lsm cannot reach (GNOME without mutter's remote-desktop API). A
-//! portal call answers with a Request object whose `Response` signal carries the result; we
-//! subscribe to that object before calling, so the answer cannot be missed.
+//! Plasma), or whose own API lsm cannot reach (GNOME without mutter's remote-desktop API). The
+//! protocol (handle tokens, Request objects and their `Response`, sessions) is the `ashpd`
+//! crate's, on lsm's own session-bus connection; here every call is bounded ([`within`]) and its
+//! failure said in lsm's words ([`portal_error`]).
 //!
 //! With a monitor stream in the session (`SelectSources`, GNOME), pointer motion is absolute on
 //! that stream and the stream carries the screen's pixels. The user's grant is remembered where
@@ -22,28 +23,20 @@
 pub mod screenshot;
 
 use super::input::RemoteInput;
+use ashpd::desktop::remote_desktop::{
+    Axis, DeviceType, KeyState, NotifyKeyboardKeysymOptions, NotifyPointerAxisDiscreteOptions,
+    NotifyPointerButtonOptions, NotifyPointerMotionAbsoluteOptions, NotifyPointerMotionOptions,
+    RemoteDesktop, SelectDevicesOptions, StartOptions,
+};
+use ashpd::desktop::screencast::{OpenPipeWireRemoteOptions, Screencast, SelectSourcesOptions, SourceType};
+use ashpd::desktop::{CreateSessionOptions, PersistMode, ResponseError, Session};
 use async_trait::async_trait;
 use lsm_core::{GuiError, GuiResult};
-use std::collections::HashMap;
-use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Mutex;
 use std::time::Duration;
-use zbus::zvariant::{OwnedObjectPath, OwnedValue, Value};
 
-const PORTAL: &str = "org.freedesktop.portal.Desktop";
-const PORTAL_PATH: &str = "/org/freedesktop/portal/desktop";
-const REMOTE_DESKTOP: &str = "org.freedesktop.portal.RemoteDesktop";
-const SCREEN_CAST: &str = "org.freedesktop.portal.ScreenCast";
-const REQUEST: &str = "org.freedesktop.portal.Request";
-const SESSION: &str = "org.freedesktop.portal.Session";
 /// Bound on a call into the portal, and on a request's answer when no dialog is expected.
 pub const CALL_TIMEOUT: Duration = Duration::from_secs(5);
-/// Device types: keyboard | pointer.
-const DEVICES_KEYBOARD_POINTER: u32 = 1 | 2;
-/// ScreenCast source type: a monitor.
-const SOURCE_MONITOR: u32 = 1;
-/// `persist_mode` 2: the grant lasts until the user revokes it.
-const PERSIST_UNTIL_REVOKED: u32 = 2;
 /// The first RemoteDesktop version with restore tokens.
 const RESTORE_TOKEN_VERSION: u32 = 2;
 /// Where the RemoteDesktop grant's restore token is kept, in lsm's state directory.
@@ -54,128 +47,40 @@ const CORNER_PUSH: f64 = -100_000.0;
 /// How often the pointer's position is read again while a push has not arrived.
 const CORNER_READS: u32 = 40;
 
-static TOKENS: AtomicU32 = AtomicU32::new(0);
-
 /// Whether a pointer position is where a push into the top-left corner leaves it.
 fn near_corner((x, y): (f64, f64)) -> bool {
     (-2.0..=2.0).contains(&x) && (-2.0..=2.0).contains(&y)
 }
 
-fn token() -> String {
-    format!(
-        "lsm{}_{}",
-        std::process::id(),
-        TOKENS.fetch_add(1, Ordering::Relaxed)
-    )
-}
-
-/// The Request object path the portal will use for `token` (from the spec: the sender's unique
-/// name without the leading ':' and with '.' as '_').
-pub fn request_path(unique_name: &str, token: &str) -> String {
-    let sender = unique_name.trim_start_matches(':').replace('.', "_");
-    format!("{PORTAL_PATH}/request/{sender}/{token}")
-}
-
-/// What a Request's `Response` code means.
-pub fn response_error(method: &str, code: u32) -> Option<GuiError> {
-    match code {
-        0 => None,
-        1 => Some(GuiError::unavailable(format!(
+/// What a failed portal call means to the caller: a declined or failed request is
+/// `GUI_UNAVAILABLE` with why; anything else the portal or the bus said is a backend error.
+pub fn portal_error(method: &str, e: ashpd::Error) -> GuiError {
+    match e {
+        ashpd::Error::Response(ResponseError::Cancelled) => GuiError::unavailable(format!(
             "the desktop portal's {method} was cancelled (the user declined the remote-control request)"
-        ))),
-        _ => Some(GuiError::unavailable(format!(
-            "the desktop portal's {method} failed (response {code})"
-        ))),
+        )),
+        ashpd::Error::Response(ResponseError::Other) => {
+            GuiError::unavailable(format!("the desktop portal's {method} failed"))
+        }
+        ashpd::Error::PortalNotFound(iface) => {
+            GuiError::unavailable(format!("the desktop portal has no {iface} (needed for {method})"))
+        }
+        e => GuiError::unavailable(format!("the desktop portal's {method} failed: {e}")),
     }
 }
 
-fn backend(what: &str, e: impl std::fmt::Display) -> GuiError {
-    GuiError::backend(format!("portal {what}: {e}"))
-}
-
-/// Calls a portal method that answers through a Request and waits (bounded) for its results.
-async fn request<B>(
-    conn: &zbus::Connection,
-    iface: &str,
+/// Runs one portal call or request within `wait`: every call into the portal is bounded.
+async fn within<T>(
     method: &str,
-    token: &str,
-    body: &B,
     wait: Duration,
-) -> GuiResult<HashMap<String, OwnedValue>>
-where
-    B: serde::Serialize + zbus::zvariant::DynamicType,
-{
-    let unique = conn
-        .unique_name()
-        .ok_or_else(|| GuiError::backend("no unique name on the session bus"))?
-        .to_string();
-    let path = request_path(&unique, token);
-    let rule = zbus::MatchRule::builder()
-        .msg_type(zbus::message::Type::Signal)
-        .interface(REQUEST)
-        .and_then(|b| b.member("Response"))
-        .and_then(|b| b.path(path.as_str()))
-        .map_err(|e| backend("match rule", e))?
-        .build();
-    let mut answers = tokio::time::timeout(
-        CALL_TIMEOUT,
-        zbus::MessageStream::for_match_rule(rule, conn, Some(4)),
-    )
-    .await
-    .map_err(|_| GuiError::timeout("subscribing to the portal's Response"))?
-    .map_err(|e| backend("subscribe", e))?;
-    let fut = conn.call_method(Some(PORTAL), PORTAL_PATH, Some(iface), method, body);
-    tokio::time::timeout(CALL_TIMEOUT, fut)
-        .await
-        .map_err(|_| GuiError::timeout(format!("{iface}.{method}")))?
-        .map_err(|e| GuiError::unavailable(format!("the desktop portal's {method} failed: {e}")))?;
-    let answer = tokio::time::timeout(wait, async {
-        use futures_util::StreamExt;
-        while let Some(msg) = answers.next().await {
-            if let Ok(r) = msg.and_then(|m| m.body().deserialize::<(u32, HashMap<String, OwnedValue>)>()) {
-                return Some(r);
-            }
-        }
-        None
-    })
-    .await
-    .map_err(|_| {
-        GuiError::timeout(format!(
+    call: impl std::future::Future<Output = Result<T, ashpd::Error>>,
+) -> GuiResult<T> {
+    match tokio::time::timeout(wait, call).await {
+        Ok(r) => r.map_err(|e| portal_error(method, e)),
+        Err(_) => Err(GuiError::timeout(format!(
             "the desktop portal's {method} did not answer within {} s (a dialog may be waiting for the user)",
             wait.as_secs()
-        ))
-    })?
-    .ok_or_else(|| GuiError::backend(format!("the portal's answer to {method} was lost")))?;
-    match response_error(method, answer.0) {
-        Some(e) => Err(e),
-        None => Ok(answer.1),
-    }
-}
-
-fn options(token: &str) -> HashMap<&'static str, Value<'static>> {
-    let mut o = HashMap::new();
-    o.insert("handle_token", Value::from(token.to_string()));
-    o
-}
-
-/// An interface's `version` property (1 when it cannot be read: the oldest behaviour).
-async fn portal_version(conn: &zbus::Connection, iface: &str) -> u32 {
-    let body = (iface, "version");
-    let fut = conn.call_method(
-        Some(PORTAL),
-        PORTAL_PATH,
-        Some("org.freedesktop.DBus.Properties"),
-        "Get",
-        &body,
-    );
-    match tokio::time::timeout(CALL_TIMEOUT, fut).await {
-        Ok(Ok(reply)) => reply
-            .body()
-            .deserialize::<OwnedValue>()
-            .ok()
-            .and_then(|v| u32::try_from(v).ok())
-            .unwrap_or(1),
-        _ => 1,
+        ))),
     }
 }
 
@@ -188,18 +93,17 @@ pub struct Screen {
     pub size: (i32, i32),
 }
 
-/// The streams a `Start` answered with (`a(ua{sv})`): the first one that says where it is.
-pub fn first_screen(started: &HashMap<String, OwnedValue>) -> Option<Screen> {
-    type Streams = Vec<(u32, HashMap<String, OwnedValue>)>;
-    let streams: Streams = started
-        .get("streams")
-        .and_then(|v| Streams::try_from(v.clone()).ok())?;
-    streams.into_iter().find_map(|(node, props)| {
-        let pair = |k: &str| props.get(k).and_then(|v| <(i32, i32)>::try_from(v.clone()).ok());
+/// A stream as `Start` answers it: its PipeWire node, and where and how large it is when said.
+pub type StreamPlace = (u32, Option<(i32, i32)>, Option<(i32, i32)>);
+
+/// The first stream a `Start` answered with that says how large it is (a stream without a
+/// position is at the layout's origin).
+pub fn first_screen(streams: &[StreamPlace]) -> Option<Screen> {
+    streams.iter().find_map(|&(node, position, size)| {
         Some(Screen {
             node,
-            position: pair("position").unwrap_or((0, 0)),
-            size: pair("size")?,
+            position: position.unwrap_or((0, 0)),
+            size: size?,
         })
     })
 }
@@ -234,23 +138,24 @@ fn save_token(token: &str) {
     }
 }
 
-/// SelectDevices' options besides the handle token: keyboard and pointer, and where the
-/// portal remembers grants (`version` >= 2), persistence with the saved token if any.
-pub fn device_options(version: u32, saved: Option<&str>) -> Vec<(&'static str, Value<'static>)> {
-    let mut o = vec![("types", Value::U32(DEVICES_KEYBOARD_POINTER))];
+/// SelectDevices' options: keyboard and pointer, and where the portal remembers grants
+/// (`version` >= 2), persistence with the saved token if any.
+pub fn device_options(version: u32, saved: Option<&str>) -> SelectDevicesOptions {
+    let o = SelectDevicesOptions::default().set_devices(DeviceType::Keyboard | DeviceType::Pointer);
     if version >= RESTORE_TOKEN_VERSION {
-        o.push(("persist_mode", Value::U32(PERSIST_UNTIL_REVOKED)));
-        if let Some(t) = saved {
-            o.push(("restore_token", Value::from(t.to_string())));
-        }
+        o.set_persist_mode(PersistMode::ExplicitlyRevoked)
+            .set_restore_token(saved)
+    } else {
+        o
     }
-    o
 }
 
 /// A started RemoteDesktop session with keyboard and pointer.
 pub struct PortalSession {
-    conn: zbus::Connection,
-    session: OwnedObjectPath,
+    desktop: RemoteDesktop,
+    session: Session<RemoteDesktop>,
+    /// The ScreenCast half, when the session was started with a monitor stream.
+    cast: Option<Screencast>,
     /// The monitor stream, when the session was started with one (absolute pointer motion).
     pub screen: Option<Screen>,
     /// Where our last motion put the pointer (layout logical px), while a sequence runs.
@@ -264,71 +169,74 @@ impl PortalSession {
     /// monitor), Start. `start_wait` bounds Start, which shows a dialog on desktops that ask
     /// the user.
     pub async fn start(conn: &zbus::Connection, start_wait: Duration, screen: bool) -> GuiResult<Self> {
-        let version = portal_version(conn, REMOTE_DESKTOP).await;
-        let t = token();
-        let mut o = options(&t);
-        o.insert("session_handle_token", Value::from(token()));
-        let created = request(conn, REMOTE_DESKTOP, "CreateSession", &t, &(o,), CALL_TIMEOUT).await?;
-        let handle: String = created
-            .get("session_handle")
-            .and_then(|v| String::try_from(v.clone()).ok())
-            .ok_or_else(|| GuiError::backend("the portal's CreateSession gave no session_handle"))?;
-        let session = OwnedObjectPath::try_from(handle).map_err(|e| backend("session handle", e))?;
-        let t = token();
-        let mut o = options(&t);
-        let saved = saved_token();
-        o.extend(device_options(version, saved.as_deref()));
-        request(
-            conn,
-            REMOTE_DESKTOP,
-            "SelectDevices",
-            &t,
-            &(&session, o),
+        let desktop = within(
+            "RemoteDesktop",
             CALL_TIMEOUT,
+            RemoteDesktop::with_connection(conn.clone()),
         )
         .await?;
-        if screen {
-            let t = token();
-            let mut o = options(&t);
-            o.insert("types", Value::U32(SOURCE_MONITOR));
-            o.insert("multiple", Value::Bool(false));
-            request(
-                conn,
-                SCREEN_CAST,
-                "SelectSources",
-                &t,
-                &(&session, o),
+        let session = within(
+            "CreateSession",
+            CALL_TIMEOUT,
+            desktop.create_session(CreateSessionOptions::default()),
+        )
+        .await?;
+        let saved = saved_token();
+        let selected = within(
+            "SelectDevices",
+            CALL_TIMEOUT,
+            desktop.select_devices(&session, device_options(desktop.version(), saved.as_deref())),
+        )
+        .await?;
+        selected
+            .response()
+            .map_err(|e| portal_error("SelectDevices", e))?;
+        let cast = if screen {
+            let cast = within(
+                "ScreenCast",
                 CALL_TIMEOUT,
+                Screencast::with_connection(conn.clone()),
             )
             .await?;
-        }
-        let t = token();
-        let started = request(
-            conn,
-            REMOTE_DESKTOP,
+            let options = SelectSourcesOptions::default()
+                .set_sources(ashpd::enumflags2::BitFlags::from(SourceType::Monitor))
+                .set_multiple(false);
+            let selected = within(
+                "SelectSources",
+                CALL_TIMEOUT,
+                cast.select_sources(&session, options),
+            )
+            .await?;
+            selected
+                .response()
+                .map_err(|e| portal_error("SelectSources", e))?;
+            Some(cast)
+        } else {
+            None
+        };
+        let started = within(
             "Start",
-            &t,
-            &(&session, "", options(&t)),
             start_wait,
+            desktop.start(&session, None, StartOptions::default()),
         )
         .await?;
-        let devices = started
-            .get("devices")
-            .and_then(|v| u32::try_from(v).ok())
-            .unwrap_or(0);
-        if devices & DEVICES_KEYBOARD_POINTER != DEVICES_KEYBOARD_POINTER {
+        let started = started.response().map_err(|e| portal_error("Start", e))?;
+        let devices = started.devices();
+        if !devices.contains(DeviceType::Keyboard | DeviceType::Pointer) {
             return Err(GuiError::unavailable(format!(
-                "the desktop portal granted devices {devices} (keyboard and pointer are needed)"
+                "the desktop portal granted devices {devices:?} (keyboard and pointer are needed)"
             )));
         }
-        if let Some(t) = started
-            .get("restore_token")
-            .and_then(|v| String::try_from(v.clone()).ok())
-        {
-            save_token(&t);
+        if let Some(t) = started.restore_token() {
+            save_token(t);
         }
         let screen = if screen {
-            Some(first_screen(&started).ok_or_else(|| {
+            let streams: Vec<StreamPlace> = started
+                .streams()
+                .iter()
+                .map(|s| (s.pipe_wire_node_id(), s.position(), s.size()))
+                .collect();
+            Some(first_screen(&streams).ok_or_else(|| {
                 GuiError::unavailable(
                     "the desktop portal shared no screen (a monitor is needed for pixels and pointing)",
                 )
@@ -337,8 +245,9 @@ impl PortalSession {
             None
         };
         Ok(Self {
-            conn: conn.clone(),
+            desktop,
             session,
+            cast,
             screen,
             pointer: Mutex::new(None),
             corner: Mutex::new((0.0, 0.0)),
@@ -347,41 +256,16 @@ impl PortalSession {
 
     /// A PipeWire connection that can read this session's streams (and only those).
     pub async fn open_pipewire_remote(&self) -> GuiResult<std::os::fd::OwnedFd> {
-        let body = (&self.session, Self::no_options());
-        let fut = self.conn.call_method(
-            Some(PORTAL),
-            PORTAL_PATH,
-            Some(SCREEN_CAST),
+        let cast = self
+            .cast
+            .as_ref()
+            .ok_or_else(|| GuiError::backend("the portal session shares no screen"))?;
+        within(
             "OpenPipeWireRemote",
-            &body,
-        );
-        let reply = tokio::time::timeout(CALL_TIMEOUT, fut)
-            .await
-            .map_err(|_| GuiError::timeout(format!("{SCREEN_CAST}.OpenPipeWireRemote")))?
-            .map_err(|e| GuiError::backend(format!("{SCREEN_CAST}.OpenPipeWireRemote: {e}")))?;
-        let fd: zbus::zvariant::OwnedFd = reply
-            .body()
-            .deserialize()
-            .map_err(|e| backend("OpenPipeWireRemote answer", e))?;
-        Ok(fd.into())
-    }
-
-    async fn notify<B>(&self, method: &str, body: &B) -> GuiResult<()>
-    where
-        B: serde::Serialize + zbus::zvariant::DynamicType,
-    {
-        let fut = self
-            .conn
-            .call_method(Some(PORTAL), PORTAL_PATH, Some(REMOTE_DESKTOP), method, body);
-        tokio::time::timeout(CALL_TIMEOUT, fut)
-            .await
-            .map_err(|_| GuiError::timeout(format!("{REMOTE_DESKTOP}.{method}")))?
-            .map_err(|e| GuiError::backend(format!("{REMOTE_DESKTOP}.{method}: {e}")))?;
-        Ok(())
-    }
-
-    fn no_options() -> HashMap<&'static str, Value<'static>> {
-        HashMap::new()
+            CALL_TIMEOUT,
+            cast.open_pipe_wire_remote(&self.session, OpenPipeWireRemoteOptions::default()),
+        )
+        .await
     }
 
     /// Pushes the pointer into the top-left corner; `read` then says where it is, which is
@@ -394,11 +278,7 @@ impl PortalSession {
         Fut: std::future::Future<Output = GuiResult<(f64, f64)>>,
     {
         self.forget_pointer();
-        self.notify(
-            "NotifyPointerMotion",
-            &(&self.session, Self::no_options(), CORNER_PUSH, CORNER_PUSH),
-        )
-        .await?;
+        self.relative(CORNER_PUSH, CORNER_PUSH).await?;
         // The push reaches the compositor after the portal's answer: read until it has.
         let mut corner = read().await?;
         let mut tries = 0;
@@ -417,6 +297,13 @@ impl PortalSession {
         Ok(corner)
     }
 
+    async fn relative(&self, dx: f64, dy: f64) -> GuiResult<()> {
+        let motion =
+            self.desktop
+                .notify_pointer_motion(&self.session, dx, dy, NotifyPointerMotionOptions::default());
+        within("NotifyPointerMotion", CALL_TIMEOUT, motion).await
+    }
+
     /// The next motion starts from the corner again (the user's own mouse may have moved).
     pub fn forget_pointer(&self) {
         *self.pointer.lock().unwrap_or_else(|p| p.into_inner()) = None;
@@ -424,10 +311,15 @@ impl PortalSession {
 
     /// Ends the session.
     pub async fn close(&self) {
-        let fut = self
-            .conn
-            .call_method(Some(PORTAL), self.session.as_str(), Some(SESSION), "Close", &());
-        let _ = tokio::time::timeout(CALL_TIMEOUT, fut).await;
+        let _ = within("Close", CALL_TIMEOUT, self.session.close()).await;
+    }
+}
+
+fn key_state(pressed: bool) -> KeyState {
+    if pressed {
+        KeyState::Pressed
+    } else {
+        KeyState::Released
     }
 }
 
@@ -446,23 +338,19 @@ impl RemoteInput for PortalSession {
     async fn motion(&self, x: f64, y: f64) -> GuiResult<()> {
         if let Some(screen) = self.screen {
             let (sx, sy) = (x - screen.position.0 as f64, y - screen.position.1 as f64);
-            return self
-                .notify(
-                    "NotifyPointerMotionAbsolute",
-                    &(&self.session, Self::no_options(), screen.node, sx, sy),
-                )
-                .await;
+            let motion = self.desktop.notify_pointer_motion_absolute(
+                &self.session,
+                screen.node,
+                sx,
+                sy,
+                NotifyPointerMotionAbsoluteOptions::default(),
+            );
+            return within("NotifyPointerMotionAbsolute", CALL_TIMEOUT, motion).await;
         }
         let from = *self.pointer.lock().unwrap_or_else(|p| p.into_inner());
         let corner = *self.corner.lock().unwrap_or_else(|p| p.into_inner());
         for (dx, dy) in moves(from, (x, y), corner) {
-            if let Err(e) = self
-                .notify(
-                    "NotifyPointerMotion",
-                    &(&self.session, Self::no_options(), dx, dy),
-                )
-                .await
-            {
+            if let Err(e) = self.relative(dx, dy).await {
                 self.forget_pointer();
                 return Err(e);
             }
@@ -472,19 +360,28 @@ impl RemoteInput for PortalSession {
     }
 
     async fn button(&self, code: i32, pressed: bool) -> GuiResult<()> {
-        self.notify(
-            "NotifyPointerButton",
-            &(&self.session, Self::no_options(), code, u32::from(pressed)),
-        )
-        .await
+        let button = self.desktop.notify_pointer_button(
+            &self.session,
+            code,
+            key_state(pressed),
+            NotifyPointerButtonOptions::default(),
+        );
+        within("NotifyPointerButton", CALL_TIMEOUT, button).await
     }
 
     async fn axis_discrete(&self, axis: u32, steps: i32) -> GuiResult<()> {
-        self.notify(
-            "NotifyPointerAxisDiscrete",
-            &(&self.session, Self::no_options(), axis, steps),
-        )
-        .await
+        let axis = if axis == 1 {
+            Axis::Horizontal
+        } else {
+            Axis::Vertical
+        };
+        let turn = self.desktop.notify_pointer_axis_discrete(
+            &self.session,
+            axis,
+            steps,
+            NotifyPointerAxisDiscreteOptions::default(),
+        );
+        within("NotifyPointerAxisDiscrete", CALL_TIMEOUT, turn).await
     }
 
     /// Relative motion: every sequence starts from the corner, so the pointer is never already
@@ -494,30 +391,19 @@ impl RemoteInput for PortalSession {
     }
 
     async fn keysym(&self, keysym: u32, pressed: bool) -> GuiResult<()> {
-        self.notify(
-            "NotifyKeyboardKeysym",
-            &(
-                &self.session,
-                Self::no_options(),
-                keysym as i32,
-                u32::from(pressed),
-            ),
-        )
-        .await
+        let key = self.desktop.notify_keyboard_keysym(
+            &self.session,
+            keysym as i32,
+            key_state(pressed),
+            NotifyKeyboardKeysymOptions::default(),
+        );
+        within("NotifyKeyboardKeysym", CALL_TIMEOUT, key).await
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn request_paths_follow_the_spec() {
-        assert_eq!(
-            request_path(":1.42", "lsm7_0"),
-            "/org/freedesktop/portal/desktop/request/1_42/lsm7_0"
-        );
-    }
 
     #[test]
     fn a_first_motion_goes_through_the_corner_then_moves_are_relative() {
@@ -533,48 +419,50 @@ mod tests {
 
     #[test]
     fn grants_are_remembered_only_where_the_portal_can() {
-        let keys = |o: Vec<(&'static str, Value<'static>)>| o.into_iter().map(|(k, _)| k).collect::<Vec<_>>();
+        let keys = |o: SelectDevicesOptions| {
+            let v = zbus::zvariant::to_bytes(
+                zbus::zvariant::serialized::Context::new_dbus(zbus::zvariant::LE, 0),
+                &o,
+            )
+            .expect("options serialize");
+            let (map, _): (std::collections::HashMap<String, zbus::zvariant::OwnedValue>, _) =
+                v.deserialize().expect("options read back");
+            let mut k: Vec<String> = map.into_keys().filter(|k| k != "handle_token").collect();
+            k.sort();
+            k
+        };
         assert_eq!(keys(device_options(1, Some("t"))), vec!["types"]);
-        assert_eq!(keys(device_options(2, None)), vec!["types", "persist_mode"]);
+        assert_eq!(keys(device_options(2, None)), vec!["persist_mode", "types"]);
         assert_eq!(
             keys(device_options(2, Some("t"))),
-            vec!["types", "persist_mode", "restore_token"]
+            vec!["persist_mode", "restore_token", "types"]
         );
     }
 
     #[test]
-    fn the_shared_monitor_is_read_from_starts_answer() {
-        let mut props: HashMap<String, OwnedValue> = HashMap::new();
-        props.insert(
-            "position".into(),
-            OwnedValue::try_from(Value::from((0i32, 0i32))).unwrap(),
-        );
-        props.insert(
-            "size".into(),
-            OwnedValue::try_from(Value::from((1280i32, 800i32))).unwrap(),
-        );
-        let streams = vec![(41u32, props)];
-        let mut started: HashMap<String, OwnedValue> = HashMap::new();
-        started.insert(
-            "streams".into(),
-            OwnedValue::try_from(Value::from(streams)).unwrap(),
-        );
+    fn the_shared_monitor_is_the_first_stream_with_a_size() {
         assert_eq!(
-            first_screen(&started),
+            first_screen(&[(40, None, None), (41, Some((0, 0)), Some((1280, 800)))]),
             Some(Screen {
                 node: 41,
                 position: (0, 0),
                 size: (1280, 800)
             })
         );
-        assert_eq!(first_screen(&HashMap::new()), None);
+        assert_eq!(
+            first_screen(&[(7, None, Some((640, 480)))]).map(|s| s.position),
+            Some((0, 0))
+        );
+        assert_eq!(first_screen(&[]), None);
     }
 
     #[test]
     fn a_declined_request_is_unavailable_with_why() {
-        assert!(response_error("Start", 0).is_none());
-        let e = response_error("Start", 1).unwrap();
+        let e = portal_error("Start", ashpd::Error::Response(ResponseError::Cancelled));
         assert_eq!(e.code, lsm_core::ErrorCode::GuiUnavailable);
-        assert!(e.message.contains("declined"));
+        assert!(e.message.contains("declined"), "{}", e.message);
+        let e = portal_error("Start", ashpd::Error::Response(ResponseError::Other));
+        assert_eq!(e.code, lsm_core::ErrorCode::GuiUnavailable);
+        assert!(e.message.contains("Start failed"), "{}", e.message);
     }
 }

@@ -7,14 +7,14 @@
 //! `screenshot`, app id ""). lsm uses the portal only where that answer is stored, so a capture
 //! never waits on a dialog; the refusal says how to store it.
 
-use super::{options, request, token, CALL_TIMEOUT};
+use super::{within, CALL_TIMEOUT};
 use crate::wayland::dbus;
+use ashpd::desktop::screenshot::Screenshot;
 use lsm_core::{GuiError, GuiResult, RgbaImage};
 use std::collections::HashMap;
 use std::time::Duration;
-use zbus::zvariant::{OwnedValue, Value};
+use zbus::zvariant::OwnedValue;
 
-const SCREENSHOT: &str = "org.freedesktop.portal.Screenshot";
 const STORE: &str = "org.freedesktop.impl.portal.PermissionStore";
 const STORE_PATH: &str = "/org/freedesktop/impl/portal/PermissionStore";
 /// Bound on the portal's answer (measured: about 0.5 s for a 1280x800 screen).
@@ -60,14 +60,16 @@ fn granted(apps: &HashMap<String, Vec<String>>) -> bool {
 
 /// The whole screen, in the screenshot's px (the stage's).
 pub async fn take(conn: &zbus::Connection) -> GuiResult<RgbaImage> {
-    let t = token();
-    let mut o = options(&t);
-    o.insert("interactive", Value::from(false));
-    let answer = request(conn, SCREENSHOT, "Screenshot", &t, &("", o), ANSWER_WAIT).await?;
-    let uri = answer
-        .get("uri")
-        .and_then(|v| <&str>::try_from(v).ok())
-        .ok_or_else(|| GuiError::backend(format!("the portal's screenshot answer has no uri: {answer:?}")))?;
+    let request = Screenshot::request()
+        .connection(Some(conn.clone()))
+        .interactive(false)
+        .modal(false)
+        .send();
+    let answer = within("Screenshot", ANSWER_WAIT, request).await?;
+    let shot = answer
+        .response()
+        .map_err(|e| super::portal_error("Screenshot", e))?;
+    let uri = shot.uri().as_str();
     let path = file_path(uri)
         .ok_or_else(|| GuiError::backend(format!("the portal's screenshot is not a local file: {uri}")))?;
     let read = tokio::time::timeout(CALL_TIMEOUT, tokio::fs::read(&path))
