@@ -169,6 +169,15 @@ impl PortalSession {
     /// monitor), Start. `start_wait` bounds Start, which shows a dialog on desktops that ask
     /// the user.
     pub async fn start(conn: &zbus::Connection, start_wait: Duration, screen: bool) -> GuiResult<Self> {
+        // On a task of its own: the portal client asserts what the portal answers (a session
+        // handle other than the one asked for), and such a failure is an error, never a crash.
+        let conn = conn.clone();
+        tokio::spawn(async move { Self::start_on(&conn, start_wait, screen).await })
+            .await
+            .map_err(|e| GuiError::backend(format!("the desktop portal's session could not start: {e}")))?
+    }
+
+    async fn start_on(conn: &zbus::Connection, start_wait: Duration, screen: bool) -> GuiResult<Self> {
         let desktop = within(
             "RemoteDesktop",
             CALL_TIMEOUT,
