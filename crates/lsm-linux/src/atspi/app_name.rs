@@ -60,7 +60,7 @@ fn parse_desktop(text: &str) -> (Option<String>, Option<String>, Option<(String,
         };
         let v = v.trim();
         match k.trim() {
-            "Name" if !v.is_empty() => name = Some(v.to_string()),
+            "Name" if !v.is_empty() => name = Some(unescape_value(v)),
             "StartupWMClass" if !v.is_empty() => class = Some(v.to_lowercase()),
             "Exec" => exec = exec_program(v),
             _ => {}
@@ -73,7 +73,8 @@ fn parse_desktop(text: &str) -> (Option<String>, Option<String>, Option<(String,
 /// whether it runs without options (only field codes like `%U` follow): the program's main
 /// entry rather than one of its modes (`mousepad --preferences`).
 fn exec_program(exec: &str) -> Option<(String, bool)> {
-    let mut words = exec.split_whitespace().map(|w| w.trim_matches('"'));
+    let words = exec_words(exec)?;
+    let mut words = words.iter().map(String::as_str);
     let mut first = words.next()?;
     if first == "env" {
         first = words.find(|w| !w.contains('='))?;
@@ -84,6 +85,71 @@ fn exec_program(exec: &str) -> Option<(String, bool)> {
     }
     let plain = words.all(|w| w.starts_with('%'));
     Some((base.to_lowercase(), plain))
+}
+
+/// An `Exec` value's arguments as the Desktop Entry spec splits them: the value's escapes
+/// (`\s`, `\\`…) undone, then words apart at spaces, a word in double quotes kept whole with
+/// `\"`, `` \` ``, `\$` and `\\` inside it. None for an unclosed quote.
+fn exec_words(exec: &str) -> Option<Vec<String>> {
+    let value = unescape_value(exec);
+    let mut words = Vec::new();
+    let mut word = String::new();
+    let mut in_word = false;
+    let mut chars = value.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '"' => {
+                in_word = true;
+                loop {
+                    match chars.next()? {
+                        '"' => break,
+                        '\\' => word.push(chars.next()?),
+                        c => word.push(c),
+                    }
+                }
+            }
+            c if c.is_whitespace() => {
+                if in_word {
+                    words.push(std::mem::take(&mut word));
+                    in_word = false;
+                }
+            }
+            c => {
+                in_word = true;
+                word.push(c);
+            }
+        }
+    }
+    if in_word {
+        words.push(word);
+    }
+    Some(words)
+}
+
+/// A string value of a `.desktop` file with its escapes undone (`\s` space, `\n`, `\t`, `\r`,
+/// `\\`); any other backslash stays for the `Exec` quoting to read.
+fn unescape_value(v: &str) -> String {
+    let mut out = String::with_capacity(v.len());
+    let mut chars = v.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        match chars.peek() {
+            Some('s') => out.push(' '),
+            Some('n') => out.push('\n'),
+            Some('t') => out.push('\t'),
+            Some('r') => out.push('\r'),
+            Some('\\') => out.push('\\'),
+            _ => {
+                out.push('\\');
+                continue;
+            }
+        }
+        chars.next();
+    }
+    out
 }
 
 fn application_dirs() -> Vec<PathBuf> {
@@ -433,5 +499,29 @@ mod tests {
         assert_eq!(exec_program("/usr/bin/foo --x %U"), Some(("foo".into(), false)));
         assert_eq!(exec_program("env A=1 B=2 bar %F"), Some(("bar".into(), true)));
         assert_eq!(exec_program(""), None);
+        // Quoted programs and arguments with spaces (the spec's quoting), and the value's own
+        // escapes.
+        assert_eq!(
+            exec_program(r#""/opt/My App/bin/my-app" %U"#),
+            Some(("my-app".into(), true))
+        );
+        // `\s` is a space before the words are split: only quotes keep it in one word.
+        assert_eq!(
+            exec_program(r#""/opt/My\sApp/bin/tool" --x"#),
+            Some(("tool".into(), false))
+        );
+        assert_eq!(exec_words(r"a\sb"), Some(vec!["a".into(), "b".into()]));
+        assert_eq!(
+            exec_words(r#"sh -c "echo \"hi \$HOME\"" %f"#),
+            Some(vec![
+                "sh".into(),
+                "-c".into(),
+                r#"echo "hi $HOME""#.into(),
+                "%f".into()
+            ])
+        );
+        // Four backslashes in the file are one in the argument (the spec's example).
+        assert_eq!(exec_words(r#""a\\\\b""#), Some(vec![r"a\b".into()]));
+        assert_eq!(exec_words(r#""unclosed %U"#), None);
     }
 }
