@@ -33,11 +33,19 @@ impl Compositor<'_> {
         }
     }
 
-    /// A window's record now (a list shared within `LIST_FRESH`); None when it is gone.
-    pub(crate) async fn shell_window_now(&self, handle: u32) -> GuiResult<Option<ShellWindow>> {
+    /// The windows of a process as of the last list, by compositor id.
+    pub(crate) fn last_of_process(&self, pid: i64) -> Vec<ShellWindow> {
         match self {
-            Self::Gnome(g) => g.shell_window_now(handle).await,
-            Self::Kde(k) => k.shell_window_now(handle).await,
+            Self::Gnome(g) => g.last_of_process(pid),
+            Self::Kde(k) => k.last_of_process(pid),
+        }
+    }
+
+    /// The windows of a process now (a list shared within `LIST_FRESH`), by compositor id.
+    pub(crate) async fn process_windows_now(&self, pid: i64) -> GuiResult<Vec<ShellWindow>> {
+        match self {
+            Self::Gnome(g) => g.process_windows_now(pid).await,
+            Self::Kde(k) => k.process_windows_now(pid).await,
         }
     }
 

@@ -402,7 +402,7 @@ impl LinuxBackend {
     /// override-redirect windows of their own) that belong to it. The process's windows are
     /// matched to its frames together (`frames::match_frame`); the X11 window list is read
     /// only when the application has more than one top-level.
-    async fn find_frame(&self, view: &View) -> GuiResult<Option<Found>> {
+    async fn find_frame(&self, view: &View, listed: Option<&[WindowRecord]>) -> GuiResult<Option<Found>> {
         let win = &view.win;
         let (Some(atspi), Some(pid)) = (&self.atspi, win.pid) else {
             return Ok(None);
@@ -453,7 +453,10 @@ impl LinuxBackend {
             // left: a dialog that is closing loses its frame first, and the one left is its main
             // window's, never this window's.
             if frames.len() > 1 || win.transient_for.is_some() {
-                let all = self.ws_list_windows().await?;
+                let all = match listed {
+                    Some(l) => l.to_vec(),
+                    None => self.ws_list_windows().await?,
+                };
                 windows.extend(
                     all.into_iter()
                         .filter(|w| w.pid == Some(pid) && w.id != win.id)
@@ -653,26 +656,33 @@ impl DesktopBackend for LinuxBackend {
     }
 
     async fn observe(&self, window_id: &str, req: &ObserveRequest) -> GuiResult<Snapshot> {
-        // On GNOME, asking the shell where the window is costs a pass of its main loop (7-15 ms
-        // while it renders). The walk starts from the window's record of the last list while
-        // the shell is asked, and stands only when that record is still exactly the window's;
-        // otherwise the window is looked at again where it is now.
+        // On GNOME, asking the shell where the window is costs a pass of its main loop (7-30 ms
+        // while it renders). The walk starts from the last list's records of the window's
+        // process (the window, and its siblings that tell its accessibility frame from theirs)
+        // while the shell is asked, and stands only when those records are still exactly the
+        // process's windows; otherwise the window is looked at again where it is now.
         if let Some(g) = self.compositor() {
             let xid = parse_window_id(window_id)?;
             if let Ok(known) = g.shell_window(xid) {
+                let siblings = g.last_of_process(known.pid);
+                let listed: Vec<WindowRecord> = siblings.iter().map(|w| g.window_of(w)).collect();
                 let known_view = self.view(g.window_of(&known));
-                let (now, looked) = tokio::join!(g.shell_window_now(xid), self.observe_view(known_view, req));
-                match now? {
+                let (now, looked) = tokio::join!(
+                    g.process_windows_now(known.pid),
+                    self.observe_view(known_view, req, Some(&listed))
+                );
+                let now = now?;
+                match now.iter().find(|w| w.id == known.id) {
                     None => return Err(GuiError::window_not_found(window_id)),
-                    Some(now) if now == known => return looked,
-                    Some(_) => {
-                        tracing::debug!("observe {window_id}: the window changed during the walk; again")
-                    }
+                    Some(w) if *w == known && now == siblings => return looked,
+                    Some(_) => tracing::debug!(
+                        "observe {window_id}: the window or its process's others changed during the walk; again"
+                    ),
                 }
             }
         }
         let win = self.x11_window(window_id).await?;
-        self.observe_view(win, req).await
+        self.observe_view(win, req, None).await
     }
 
     async fn capture(&self, window_id: &str) -> GuiResult<Snapshot> {
@@ -800,15 +810,21 @@ impl LinuxBackend {
         Ok((snapshot, watch))
     }
 
-    /// Observes the window as `win` describes it (`observe` says which record that is).
-    async fn observe_view(&self, mut win: View, req: &ObserveRequest) -> GuiResult<Snapshot> {
+    /// Observes the window as `win` describes it (`observe` says which record that is);
+    /// `listed`: its process's windows as that record's list had them (None: listed when needed).
+    async fn observe_view(
+        &self,
+        mut win: View,
+        req: &ObserveRequest,
+        listed: Option<&[WindowRecord]>,
+    ) -> GuiResult<Snapshot> {
         let window_id = format_window_id(win.win.id);
         let window_id = window_id.as_str();
         let xid = win.win.id;
         // Find the frame first: it tells the window's scale, which the walk's offsets need.
         let looked = Instant::now();
         let found = if req.include_elements {
-            self.find_frame(&win).await?
+            self.find_frame(&win, listed).await?
         } else {
             None
         };

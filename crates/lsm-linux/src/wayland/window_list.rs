@@ -75,6 +75,12 @@ impl WindowList {
             .ok_or_else(|| GuiError::window_not_found(&crate::window::format_window_id(handle)))
     }
 
+    /// The windows of the last list whose process is `pid`, by compositor id.
+    pub fn last_of_process(&self, pid: i64) -> Vec<ShellWindow> {
+        let last = self.last.lock().unwrap_or_else(|p| p.into_inner());
+        of_process(last.values().cloned(), pid)
+    }
+
     /// A window's record as of the last list.
     pub fn last(&self, handle: u32) -> GuiResult<ShellWindow> {
         let id = self.id(handle)?;
@@ -85,4 +91,12 @@ impl WindowList {
             .cloned()
             .ok_or_else(|| GuiError::window_not_found(&crate::window::format_window_id(handle)))
     }
+}
+
+/// The windows of process `pid` among `windows`, by compositor id (two lists of one process
+/// compare equal when its windows are the same).
+pub fn of_process(windows: impl IntoIterator<Item = ShellWindow>, pid: i64) -> Vec<ShellWindow> {
+    let mut of: Vec<ShellWindow> = windows.into_iter().filter(|w| w.pid == pid).collect();
+    of.sort_by_key(|w| w.id);
+    of
 }

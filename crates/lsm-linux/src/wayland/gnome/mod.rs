@@ -305,11 +305,18 @@ impl Gnome {
         self.to_window(w)
     }
 
-    /// The extension's record of a window now (as `window`: a list shared within
-    /// `LIST_FRESH`): None when the window is gone.
-    pub async fn shell_window_now(&self, handle: u32) -> GuiResult<Option<ShellWindow>> {
-        let id = self.mutter_id(handle)?;
-        Ok(self.list().await?.windows.into_iter().find(|w| w.id == id))
+    /// The windows of a process as of the last list (by compositor id).
+    pub fn last_of_process(&self, pid: i64) -> Vec<ShellWindow> {
+        self.windows.last_of_process(pid)
+    }
+
+    /// The windows of a process in the extension's list now (as `window`: a list shared within
+    /// `LIST_FRESH`), by compositor id.
+    pub async fn process_windows_now(&self, pid: i64) -> GuiResult<Vec<ShellWindow>> {
+        Ok(crate::wayland::window_list::of_process(
+            self.list().await?.windows,
+            pid,
+        ))
     }
 
     /// The extension's record of a window as of the last list.

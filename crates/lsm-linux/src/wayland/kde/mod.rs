@@ -130,9 +130,17 @@ impl Kde {
         self.windows.last(handle)
     }
 
-    pub async fn shell_window_now(&self, handle: u32) -> GuiResult<Option<ShellWindow>> {
-        let id = self.windows.id(handle)?;
-        Ok(self.list().await?.windows.into_iter().find(|w| w.id == id))
+    /// The windows of a process as of the last list (by compositor id).
+    pub fn last_of_process(&self, pid: i64) -> Vec<ShellWindow> {
+        self.windows.last_of_process(pid)
+    }
+
+    /// The windows of a process in KWin's list now (shared within `LIST_FRESH`).
+    pub async fn process_windows_now(&self, pid: i64) -> GuiResult<Vec<ShellWindow>> {
+        Ok(crate::wayland::window_list::of_process(
+            self.list().await?.windows,
+            pid,
+        ))
     }
 
     pub async fn list_windows(&self) -> GuiResult<Vec<WindowRecord>> {
