@@ -343,6 +343,9 @@ pub(crate) struct Flavor {
     pub(crate) cache_needs_listener: bool,
     /// "showing" means on screen (GTK 3, Gecko; GTK 4.8 never sets it below the window).
     pub(crate) showing: bool,
+    /// A label's accessible name is its text (GTK 3 and 4: checked on every label of both
+    /// widget factories and the test app), so a named label's text is not read again.
+    pub(crate) label_name_is_text: bool,
 }
 
 impl Flavor {
@@ -360,6 +363,7 @@ impl Flavor {
             cache_needs_listener: false,
             showing: false,
             stable_paths: false,
+            label_name_is_text: false,
         };
         if toolkit.eq_ignore_ascii_case("gtk") && major >= 4 {
             Flavor {
@@ -368,6 +372,7 @@ impl Flavor {
                 cache: true,
                 cache_tree: true,
                 stable_paths: true,
+                label_name_is_text: true,
                 ..plain
             }
         } else if toolkit.eq_ignore_ascii_case("gtk") {
@@ -379,6 +384,7 @@ impl Flavor {
                 cache_needs_listener: true,
                 showing: true,
                 stable_paths: true,
+                label_name_is_text: true,
             }
         } else if toolkit.eq_ignore_ascii_case("gecko") {
             // Firefox: "showing" is unset on what is not drawn (its hidden menu bar, the items

@@ -299,8 +299,14 @@ impl Atspi {
             }
         }
         let has = |iface: &str| b.interfaces.iter().any(|i| i == iface);
-        let (has_component, has_action, has_text, has_value) =
-            (has("Component"), has("Action"), has("Text"), has("Value"));
+        // A named label's text is its name where the toolkit says so: one call fewer for each.
+        let text_is_name = flavor.label_name_is_text && b.role == "label" && !b.name.is_empty();
+        let (has_component, has_action, has_text, has_value) = (
+            has("Component"),
+            has("Action"),
+            has("Text") && !text_is_name,
+            has("Value"),
+        );
         let long = b.states.iter().any(|s| s == "multi_line")
             || b.role.starts_with("document")
             || b.role == "terminal";
