@@ -36,17 +36,18 @@ impl Compositor<'_> {
     /// The windows of a process as of the last list, by compositor id.
     pub(crate) fn last_of_process(&self, pid: i64) -> Vec<ShellWindow> {
         match self {
-            Self::Gnome(g) => g.last_of_process(pid),
-            Self::Kde(k) => k.last_of_process(pid),
+            Self::Gnome(g) => g.window_list().last_of_process(pid),
+            Self::Kde(k) => k.window_list().last_of_process(pid),
         }
     }
 
     /// The windows of a process now (a list shared within `LIST_FRESH`), by compositor id.
     pub(crate) async fn process_windows_now(&self, pid: i64) -> GuiResult<Vec<ShellWindow>> {
-        match self {
-            Self::Gnome(g) => g.process_windows_now(pid).await,
-            Self::Kde(k) => k.process_windows_now(pid).await,
-        }
+        let list = match self {
+            Self::Gnome(g) => g.list().await?,
+            Self::Kde(k) => k.list().await?,
+        };
+        Ok(crate::wayland::window_list::of_process(list.windows, pid))
     }
 
     pub(crate) fn window_of(&self, w: &ShellWindow) -> WindowRecord {

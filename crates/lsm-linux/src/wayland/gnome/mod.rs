@@ -242,7 +242,7 @@ impl Gnome {
     }
 
     /// The extension's list, as read within `LIST_FRESH` (one call for an observation's lookups).
-    async fn list(&self) -> GuiResult<ShellList> {
+    pub(crate) async fn list(&self) -> GuiResult<ShellList> {
         self.windows.get(|| self.list_now()).await
     }
 
@@ -305,18 +305,9 @@ impl Gnome {
         self.to_window(w)
     }
 
-    /// The windows of a process as of the last list (by compositor id).
-    pub fn last_of_process(&self, pid: i64) -> Vec<ShellWindow> {
-        self.windows.last_of_process(pid)
-    }
-
-    /// The windows of a process in the extension's list now (as `window`: a list shared within
-    /// `LIST_FRESH`), by compositor id.
-    pub async fn process_windows_now(&self, pid: i64) -> GuiResult<Vec<ShellWindow>> {
-        Ok(crate::wayland::window_list::of_process(
-            self.list().await?.windows,
-            pid,
-        ))
+    /// The window list and its records (shared by observations, see `window_list.rs`).
+    pub(crate) fn window_list(&self) -> &WindowList {
+        &self.windows
     }
 
     /// The extension's record of a window as of the last list.

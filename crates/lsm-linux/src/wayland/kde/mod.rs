@@ -90,7 +90,7 @@ impl Kde {
         Ok(Some(k))
     }
 
-    async fn list(&self) -> GuiResult<ShellList> {
+    pub(crate) async fn list(&self) -> GuiResult<ShellList> {
         self.windows.get(|| self.list_now()).await
     }
 
@@ -130,17 +130,9 @@ impl Kde {
         self.windows.last(handle)
     }
 
-    /// The windows of a process as of the last list (by compositor id).
-    pub fn last_of_process(&self, pid: i64) -> Vec<ShellWindow> {
-        self.windows.last_of_process(pid)
-    }
-
-    /// The windows of a process in KWin's list now (shared within `LIST_FRESH`).
-    pub async fn process_windows_now(&self, pid: i64) -> GuiResult<Vec<ShellWindow>> {
-        Ok(crate::wayland::window_list::of_process(
-            self.list().await?.windows,
-            pid,
-        ))
+    /// The window list and its records (shared by observations, see `window_list.rs`).
+    pub(crate) fn window_list(&self) -> &WindowList {
+        &self.windows
     }
 
     pub async fn list_windows(&self) -> GuiResult<Vec<WindowRecord>> {
