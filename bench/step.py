@@ -11,7 +11,7 @@ official Python MCP client (tests/lib/lsm_mcp.LsmSession), on the X11 test deskt
 
 Every step's effect is checked through AT-SPI (tests/lib/atspi_probe.py), outside the timing.
 Prints calls, bytes returned (structured JSON and text) and wall time of both, and the ratios
-(goal: at most half the bytes and at most 0.7x the time). Needs the desktop bed up
+(goal: at most half the bytes and at most 1.0x the time: issue 22). Needs the desktop bed up
 (tests/bed/desktop.sh up).
 
     .venv/bin/python bench/step.py
@@ -308,7 +308,7 @@ def report(results: dict) -> None:
         f"| gui_state after every action | {old.calls} | {old.json_bytes:,} | {old.text_bytes:,} | {old.seconds * 1000:.0f} ms |",
         f"| gui_state once, then gui_action with its state_id | {new.calls} | {new.json_bytes:,} | {new.text_bytes:,} | {new.seconds * 1000:.0f} ms |",
         f"| new / old | {new.calls / old.calls:.2f} | {new.json_bytes / old.json_bytes:.2f} (goal <= 0.5) | "
-        f"{new.text_bytes / old.text_bytes:.2f} | {new.seconds / old.seconds:.2f} (goal <= 0.7) |",
+        f"{new.text_bytes / old.text_bytes:.2f} | {new.seconds / old.seconds:.2f} (goal <= 1.0) |",
     ]
     table = "\n".join(rows)
     print(table)
