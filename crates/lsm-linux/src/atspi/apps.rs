@@ -52,6 +52,15 @@ impl Atspi {
         Ok(out)
     }
 
+    /// The applications as the last `applications` read them (only those that answered in
+    /// full), without asking the registry.
+    pub fn known_applications(&self) -> Vec<AppInfo> {
+        self.apps
+            .lock()
+            .map(|m| m.values().cloned().collect())
+            .unwrap_or_default()
+    }
+
     pub(crate) async fn app_info(&self, root: ObjRef) -> Option<AppInfo> {
         let t = APP_INFO_TIMEOUT.min(self.call_timeout);
         let bus_arg = (root.bus.as_str(),);

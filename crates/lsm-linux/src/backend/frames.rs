@@ -3,8 +3,9 @@
 //! against the window's geometry, and which one is active. The windows of one process are
 //! matched together (a frame that fits another window better is not this one's), and a match
 //! that another assignment fits as well is reported as ambiguous rather than guessed silently.
-//! Pure logic: the reads are in `mod.rs`.
+//! Pure logic: the reads are in `find_frame.rs`.
 
+use super::view::CoordRule;
 use crate::atspi::FrameInfo;
 use crate::atspi::ObjRef;
 use lsm_core::Rect;
@@ -230,6 +231,16 @@ pub fn popups_for(
             }
         })
         .collect()
+}
+
+/// What `find_frame` found for a window.
+#[derive(Debug, Clone)]
+pub(crate) struct Found {
+    pub(crate) frame: FrameInfo,
+    pub(crate) rule: CoordRule,
+    pub(crate) popups: Vec<FrameInfo>,
+    /// Why the frame may be another window's (said in the observation's notes).
+    pub(crate) doubt: Option<String>,
 }
 
 #[cfg(test)]
