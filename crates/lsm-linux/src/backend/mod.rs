@@ -16,6 +16,7 @@ mod windows;
 use crate::atspi::app_name::AppNames;
 use crate::atspi::{Atspi, ObjRef, RawNode, Skipped, WalkOptions};
 use crate::session::Session;
+use crate::wayland::window_list::{observation_stands, Stands};
 use crate::window::{format_window_id, modal, parse_window_id, WindowRecord};
 use crate::windowing::WindowSystem;
 use crate::x11::{Capture, Gap, X11};
@@ -512,11 +513,10 @@ impl DesktopBackend for LinuxBackend {
                     g.process_windows_now(known.pid),
                     self.observe_view(known_view, req, Some(&listed))
                 );
-                let now = now?;
-                match now.iter().find(|w| w.id == known.id) {
-                    None => return Err(GuiError::window_not_found(window_id)),
-                    Some(w) if *w == known && now == siblings => return looked,
-                    Some(_) => tracing::debug!(
+                match observation_stands(&known, &siblings, &now?) {
+                    Stands::Gone => return Err(GuiError::window_not_found(window_id)),
+                    Stands::Yes => return looked,
+                    Stands::Again => tracing::debug!(
                         "observe {window_id}: the window or its process's others changed during the walk; again"
                     ),
                 }

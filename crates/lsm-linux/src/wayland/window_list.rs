@@ -100,3 +100,79 @@ pub fn of_process(windows: impl IntoIterator<Item = ShellWindow>, pid: i64) -> V
     of.sort_by_key(|w| w.id);
     of
 }
+
+/// Whether an observation walked from the last list's records still stands, by the list read
+/// beside the walk.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Stands {
+    /// The window and its process's other windows are exactly as the walk took them.
+    Yes,
+    /// The window is gone.
+    Gone,
+    /// The window or one of its process's others changed (moved, resized, retitled, focused,
+    /// opened, closed): the observation is taken again.
+    Again,
+}
+
+/// `window`'s record and its process's windows (`before`, as [`of_process`] gives them) against
+/// the process's windows now (`now`, the same way).
+pub fn observation_stands(window: &ShellWindow, before: &[ShellWindow], now: &[ShellWindow]) -> Stands {
+    match now.iter().find(|w| w.id == window.id) {
+        None => Stands::Gone,
+        Some(w) if w == window && now == before => Stands::Yes,
+        Some(_) => Stands::Again,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::wayland::shell_windows::parse_list;
+
+    fn windows() -> Vec<ShellWindow> {
+        let json = r#"{"version":1,"windows":[
+            {"id":"7","title":"Calculator","pid":40,"type":0,"frame":{"x":10,"y":20,"width":300,"height":400},
+             "buffer":{"x":10,"y":20,"width":300,"height":400},"monitor":0,"scale":1,"focus":true},
+            {"id":"9","title":"About","pid":40,"type":0,"frame":{"x":50,"y":60,"width":200,"height":100},
+             "buffer":{"x":50,"y":60,"width":200,"height":100},"monitor":0,"scale":1,"focus":false},
+            {"id":"3","title":"Other","pid":41,"type":0,"frame":{"x":0,"y":0,"width":100,"height":100},
+             "buffer":{"x":0,"y":0,"width":100,"height":100},"monitor":0,"scale":1,"focus":false}],
+            "monitors":[{"rect":{"x":0,"y":0,"width":1280,"height":800},"scale":1}]}"#;
+        parse_list(json).expect("the test list parses").windows
+    }
+
+    #[test]
+    fn a_process_windows_are_its_own_by_id() {
+        let of = of_process(windows(), 40);
+        assert_eq!(of.iter().map(|w| w.id).collect::<Vec<_>>(), vec![7, 9]);
+    }
+
+    #[test]
+    fn an_observation_stands_only_while_the_process_windows_are_as_walked() {
+        let before = of_process(windows(), 40);
+        let window = before[0].clone();
+        assert_eq!(observation_stands(&window, &before, &before), Stands::Yes);
+        // Another process's windows do not matter.
+        let mut others = windows();
+        others[2].title = "Renamed".into();
+        assert_eq!(
+            observation_stands(&window, &before, &of_process(others, 40)),
+            Stands::Yes
+        );
+        // The window itself moved.
+        let mut moved = before.clone();
+        moved[0].frame.x += 5;
+        assert_eq!(observation_stands(&window, &before, &moved), Stands::Again);
+        // A sibling that tells the window's frame from its own moved, or took the focus.
+        let mut sibling = before.clone();
+        sibling[1].frame.y += 1;
+        assert_eq!(observation_stands(&window, &before, &sibling), Stands::Again);
+        let mut focused = before.clone();
+        focused[1].focus = true;
+        assert_eq!(observation_stands(&window, &before, &focused), Stands::Again);
+        // A window of the process opened or closed.
+        assert_eq!(observation_stands(&window, &before, &before[..1]), Stands::Again);
+        // The window is gone.
+        assert_eq!(observation_stands(&window, &before, &before[1..]), Stands::Gone);
+    }
+}
