@@ -49,13 +49,20 @@ async fn blocking<T: Send + 'static>(f: impl FnOnce() -> GuiResult<T> + Send + '
         .map_err(|e| GuiError::backend(format!("a macOS backend task failed: {e}")))?
 }
 
+/// The running binary's resolved path and the terminal that started it, for the permission
+/// messages: read once (neither changes while lsm runs), not on every screenshot.
 fn exe_and_terminal() -> (String, Option<String>) {
-    let exe = std::env::current_exe()
-        .ok()
-        .and_then(|p| p.canonicalize().ok())
-        .map(|p| p.display().to_string())
-        .unwrap_or_else(|| "lsm".into());
-    (exe, std::env::var("TERM_PROGRAM").ok())
+    static FOUND: std::sync::OnceLock<(String, Option<String>)> = std::sync::OnceLock::new();
+    FOUND
+        .get_or_init(|| {
+            let exe = std::env::current_exe()
+                .ok()
+                .and_then(|p| p.canonicalize().ok())
+                .map(|p| p.display().to_string())
+                .unwrap_or_else(|| "lsm".into());
+            (exe, std::env::var("TERM_PROGRAM").ok())
+        })
+        .clone()
 }
 
 /// Opens the macOS backend on the first GUI call.

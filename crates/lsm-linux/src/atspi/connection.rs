@@ -349,6 +349,12 @@ pub(crate) struct Flavor {
 }
 
 impl Flavor {
+    /// Whether an object's text is its name, so that reading the text again is not needed: a
+    /// named label of a toolkit whose label names are their text.
+    pub(crate) fn text_is_name(&self, role: &str, name: &str) -> bool {
+        self.label_name_is_text && role == "label" && !name.is_empty()
+    }
+
     pub(crate) fn of(toolkit: &str, version: &str) -> Flavor {
         let major = version
             .split('.')
@@ -955,6 +961,23 @@ mod tests {
         assert_eq!(ObjRef::decode("nonsense"), None);
         assert_eq!(ObjRef::decode(":1.2|not a path"), None);
         assert_eq!(ObjRef::decode("|/a"), None);
+    }
+
+    #[test]
+    fn only_gtk_labels_with_a_name_skip_their_text() {
+        for (toolkit, version) in [("GTK", "3.24.38"), ("GTK", "4.8.3")] {
+            let f = Flavor::of(toolkit, version);
+            assert!(f.text_is_name("label", "Pressed: 1"), "{toolkit} {version}");
+            assert!(!f.text_is_name("label", ""), "an unnamed label's text is read");
+            assert!(
+                !f.text_is_name("text", "Name entry"),
+                "an entry's text is its value"
+            );
+        }
+        for (toolkit, version) in [("Qt", "5.15.8"), ("Gecko", "115.0"), ("", "")] {
+            let f = Flavor::of(toolkit, version);
+            assert!(!f.text_is_name("label", "Result"), "{toolkit}: the text is read");
+        }
     }
 
     #[test]

@@ -299,12 +299,11 @@ impl Atspi {
             }
         }
         let has = |iface: &str| b.interfaces.iter().any(|i| i == iface);
-        // A named label's text is its name where the toolkit says so: one call fewer for each.
-        let text_is_name = flavor.label_name_is_text && b.role == "label" && !b.name.is_empty();
         let (has_component, has_action, has_text, has_value) = (
             has("Component"),
             has("Action"),
-            has("Text") && !text_is_name,
+            // A named label's text is its name where the toolkit says so: one call fewer each.
+            has("Text") && !flavor.text_is_name(&b.role, &b.name),
             has("Value"),
         );
         let long = b.states.iter().any(|s| s == "multi_line")

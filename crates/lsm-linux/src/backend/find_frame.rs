@@ -5,9 +5,9 @@
 use super::frames::{self, Doubt, Found, Geometry, WindowGeom};
 use super::view::{logical_rect, CoordRule, View};
 use super::{LinuxBackend, MAX_KNOWN_FRAMES};
-use crate::atspi::FrameInfo;
+use crate::atspi::{AppInfo, Atspi, FrameInfo};
 use crate::window::{format_window_id, WindowRecord};
-use lsm_core::{GuiResult, Rect};
+use lsm_core::{ErrorCode, GuiResult, Rect};
 
 impl LinuxBackend {
     /// The AT-SPI frame of an X11 window and the showing popups (open menus, which X11 keeps in
@@ -25,27 +25,30 @@ impl LinuxBackend {
         // The applications as last read, when one of them is the window's process: a running
         // application keeps its bus name and root, and its frames are read afresh below. When
         // that finds no frame (or the application is gone), the registry is asked again.
+        // A failure other than the application being gone (a hung one's timeout) is the answer:
+        // asking again would cost a second timeout.
         let known = atspi.known_applications();
         if known.iter().any(|a| a.pid == Some(pid)) {
-            if let Ok(Some(found)) = self.find_frame_among(view, listed, &known).await {
-                return Ok(Some(found));
+            match self.find_frame_among(atspi, pid, view, listed, &known).await {
+                Ok(Some(found)) => return Ok(Some(found)),
+                Err(e) if e.code != ErrorCode::WindowNotFound => return Err(e),
+                _ => {}
             }
         }
         let apps = atspi.applications().await?;
-        self.find_frame_among(view, listed, &apps).await
+        self.find_frame_among(atspi, pid, view, listed, &apps).await
     }
 
-    /// `find_frame` among these applications.
+    /// `find_frame` among these applications (`pid`: the window's process).
     async fn find_frame_among(
         &self,
+        atspi: &Atspi,
+        pid: u32,
         view: &View,
         listed: Option<&[WindowRecord]>,
-        apps: &[crate::atspi::AppInfo],
+        apps: &[AppInfo],
     ) -> GuiResult<Option<Found>> {
         let win = &view.win;
-        let (Some(atspi), Some(pid)) = (&self.atspi, win.pid) else {
-            return Ok(None);
-        };
         // On GNOME the extension says whether the window is a Wayland client (window-local
         // AT-SPI coordinates) or an XWayland one (screen coordinates, as on X11).
         let shell = match self.compositor() {
