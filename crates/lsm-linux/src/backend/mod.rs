@@ -790,6 +790,9 @@ impl LinuxBackend {
             }
         }
         let mut window = self.info_of(&win, &pids);
+        // Its elements were read: it is accessible, even when the registry that lists the
+        // accessible applications does not answer (the application's own connection does).
+        window.accessible |= found.is_some();
         // The toolkit's own word counts too: not every dialog sets _NET_WM_STATE_MODAL.
         window.modal |= found
             .as_ref()
