@@ -44,8 +44,12 @@ pub enum Reach {
     /// Only a state of the sender that does not hide, show or move anything (checked,
     /// selected, focused, armed…): an observation that did not show the sender still holds.
     OwnState,
-    /// Anything else: elements added, removed, shown, hidden, moved or renamed (a container
-    /// given a name is no longer folded away), text, values, windows.
+    /// A name, description, value or text of the sender: it alone is read again (its bounds
+    /// with it: a longer text may have resized it, and then the window is walked). An
+    /// observation that did not show the sender is outdated all the same (an unnamed container
+    /// given a name is no longer folded away).
+    OwnContent,
+    /// Anything else: elements added, removed, shown, hidden or moved, windows.
     Anything,
 }
 
@@ -68,7 +72,7 @@ impl Activity {
         self.recent
             .iter()
             .filter(|e| e.at >= since)
-            .any(|e| !complete || e.reach == Reach::Anything || e.source.is_empty() || shown(&e.source))
+            .any(|e| !complete || e.reach != Reach::OwnState || e.source.is_empty() || shown(&e.source))
     }
 }
 
@@ -114,6 +118,9 @@ mod tests {
         for e in [
             event(later, ":1.5/a/9", Reach::Anything),
             event(later, "", Reach::OwnState),
+            // A name given to an element not shown: an unnamed container folded away may now
+            // be shown.
+            event(later, ":1.5/a/9", Reach::OwnContent),
         ] {
             let a = Activity {
                 count: 1,

@@ -164,6 +164,21 @@ pub trait DesktopBackend: Send + Sync {
             "this backend reads elements only by walking the window",
         ))
     }
+    /// Reads again whole, as `observe` reports them, these elements of an earlier observation
+    /// of the window (found by their keys): `None` for one that is gone. Used where the
+    /// application's events say that only these elements' names, values, texts or states
+    /// changed (see `catch_up.rs`); a backend that cannot answers an error and the window is
+    /// walked.
+    async fn reread_elements(
+        &self,
+        _window_id: &str,
+        _elements: &[&crate::RawElement],
+    ) -> GuiResult<Vec<Option<crate::RawElement>>> {
+        Err(crate::GuiError::new(
+            crate::ErrorCode::UnsupportedAction,
+            "this backend reads elements only by walking the window",
+        ))
+    }
     /// Captures as [`DesktopBackend::capture`] does and watches the window from then on: the
     /// watch id (`None` where it cannot be told) asks [`DesktopBackend::repaints_since`] later
     /// what was drawn on it since. A backend that cannot watch answers an error at once, having

@@ -8,10 +8,12 @@
 //! box checked, a button focused, a control disabled), the walk is right but for those senders'
 //! states. They are read again, a call each, side by side, put into the walk, and the walk is
 //! shaped as a fresh one. A toggle's effect is then seen in a few milliseconds, not in a walk of
-//! the whole window.
+//! the whole window. Likewise when an event changed only the name, description, value or text of
+//! a sender the walk showed with no children (`Reach::OwnContent`: a label that counts, a field
+//! typed into): that element is read again whole, and kept only where its box did not change.
 //!
 //! The window is walked instead when an event may have changed more (an element added, removed,
-//! renamed, moved or shown; a text, a value, a window), when an event's sender is unknown, when
+//! moved or shown; a container renamed; a window), when an event's sender is unknown, when
 //! events were lost from the record, when a sender is gone or changed in a state that shows,
 //! hides or moves things or that changes what the caller is shown of the tree (a container that
 //! folds away), when the window itself changed (moved, resized, retitled, focused), and when no
@@ -32,9 +34,17 @@ const MAX_REREAD: usize = 32;
 pub(crate) enum Plan {
     /// Walk the window again, and why (for the trace).
     Walk(&'static str),
-    /// Read again the states of these elements of the walk (indices; maybe none: every event
-    /// came from an element the walk did not show, and stays unshown).
-    Reread(Vec<usize>),
+    /// Read again these elements of the walk (indices; maybe none: every event came from an
+    /// element the walk did not show, and stays unshown).
+    Reread(Vec<Reread>),
+}
+
+/// One element of the walk to read again, and how much of it.
+#[derive(Debug, PartialEq, Clone, Copy)]
+pub(crate) struct Reread {
+    pub(crate) index: usize,
+    /// Its name, description, value or text changed too: read whole, not only its states.
+    pub(crate) whole: bool,
 }
 
 /// What the events since `since` (when the walk of `raw` began) ask for.
@@ -51,19 +61,29 @@ pub(crate) fn plan(activity: &Activity, since: Instant, raw: &[RawElement]) -> P
     }
     let index: std::collections::HashMap<&str, usize> =
         raw.iter().enumerate().map(|(i, r)| (r.key.as_str(), i)).collect();
-    let mut reread = Vec::new();
+    let mut reread: Vec<Reread> = Vec::new();
     for e in events {
-        if e.reach != Reach::OwnState {
+        if e.reach == Reach::Anything {
             return Plan::Walk("an event may have changed more than its sender's state");
         }
         if e.source.is_empty() {
             return Plan::Walk("an event came from an unknown sender");
         }
-        // A sender the walk did not show (a complete walk) stays unshown: its state shows nothing.
-        if let Some(&i) = index.get(e.source.as_str()) {
-            if !reread.contains(&i) {
-                reread.push(i);
+        let whole = e.reach == Reach::OwnContent;
+        // A sender the walk did not show (a complete walk) stays unshown: its state shows
+        // nothing. Its name may (a container folded away for having none).
+        let Some(&i) = index.get(e.source.as_str()) else {
+            if whole {
+                return Plan::Walk("the text of an element the walk did not read changed");
             }
+            continue;
+        };
+        if whole && raw.iter().any(|r| r.parent == Some(i)) {
+            return Plan::Walk("the text of a container changed");
+        }
+        match reread.iter_mut().find(|r| r.index == i) {
+            Some(r) => r.whole |= whole,
+            None => reread.push(Reread { index: i, whole }),
         }
     }
     if reread.len() > MAX_REREAD {
@@ -72,20 +92,50 @@ pub(crate) fn plan(activity: &Activity, since: Instant, raw: &[RawElement]) -> P
     Plan::Reread(reread)
 }
 
-/// The walk with the states read again (`fresh`: index and states, `None` for an element that
-/// is gone); `None` when the window must be walked instead: an element gone, or changed in a
-/// state that shows, hides or moves things, or in one that folds it away or no longer does.
-pub(crate) fn patch(raw: &Snapshot, fresh: &[(usize, Option<Vec<String>>)]) -> Option<Snapshot> {
+/// What was read again of one element.
+#[derive(Debug, Clone)]
+pub(crate) enum Fresh {
+    /// It is gone.
+    Gone,
+    /// Its states.
+    States(Vec<String>),
+    /// The whole element, as the walk reads it.
+    Whole(Box<RawElement>),
+}
+
+/// The walk with what was read again put in (`fresh`: index and what was read); `None` when
+/// the window must be walked instead: an element gone, changed in a state that shows, hides or
+/// moves things, or in one that folds it away or no longer does, or read whole and found moved,
+/// resized or become another kind of control.
+pub(crate) fn patch(raw: &Snapshot, fresh: &[(usize, Fresh)]) -> Option<Snapshot> {
     let mut out = raw.clone();
-    for (i, states) in fresh {
-        let states = states.as_ref()?;
+    for (i, now) in fresh {
         let e = out.elements.get_mut(*i)?;
+        let (states, content) = match now {
+            Fresh::Gone => return None,
+            Fresh::States(s) => (s, None),
+            Fresh::Whole(w) => {
+                if w.role != e.role || w.bounds != e.bounds || w.actions != e.actions {
+                    return None;
+                }
+                (&w.states, Some(w))
+            }
+        };
         if layout_states(&e.states) != layout_states(states) {
             return None;
         }
-        let folds = |s: &[String]| folds_raw(&e.role, &e.name, &e.actions, e.value.as_deref(), s);
-        if folds(&e.states) != folds(states) {
+        let (name, value) = match content {
+            Some(w) => (w.name.as_str(), w.value.as_deref()),
+            None => (e.name.as_str(), e.value.as_deref()),
+        };
+        let folds_before = folds_raw(&e.role, &e.name, &e.actions, e.value.as_deref(), &e.states);
+        if folds_before != folds_raw(&e.role, name, &e.actions, value, states) {
             return None;
+        }
+        if let Some(w) = content {
+            e.name = w.name.clone();
+            e.description = w.description.clone();
+            e.value = w.value.clone();
         }
         e.states = states.clone();
     }
@@ -114,20 +164,37 @@ impl LocalGui {
         let activity = backend.activity(window)?;
         let began = Instant::now();
         let raw = &base.walked.raw;
-        let indices = match plan(&activity, base.walked.began, &raw.elements) {
+        let reread = match plan(&activity, base.walked.began, &raw.elements) {
             Plan::Walk(why) => {
                 tracing::trace!("catch-up: walk ({why})");
                 return None;
             }
-            Plan::Reread(i) => i,
+            Plan::Reread(r) => r,
         };
-        let elements: Vec<&RawElement> = indices.iter().filter_map(|&i| raw.elements.get(i)).collect();
+        let pick = |whole: bool| -> (Vec<usize>, Vec<&RawElement>) {
+            reread
+                .iter()
+                .filter(|r| r.whole == whole)
+                .filter_map(|r| Some((r.index, raw.elements.get(r.index)?)))
+                .unzip()
+        };
+        let ((by_state, stated), (by_whole, wholes)) = (pick(false), pick(true));
         let window_id = &base.request.window_id;
-        let (states, windows) = tokio::join!(
-            bounded("reading states", backend.reread_states(window_id, &elements)),
-            bounded("listing windows", backend.list_windows())
-        );
-        let (Ok(states), Ok(windows)) = (states, windows) else {
+        let states = async {
+            match stated.is_empty() {
+                true => Ok(Vec::new()),
+                false => bounded("reading states", backend.reread_states(window_id, &stated)).await,
+            }
+        };
+        let whole = async {
+            match wholes.is_empty() {
+                true => Ok(Vec::new()),
+                false => bounded("reading elements", backend.reread_elements(window_id, &wholes)).await,
+            }
+        };
+        let (states, whole, windows) =
+            tokio::join!(states, whole, bounded("listing windows", backend.list_windows()));
+        let (Ok(states), Ok(whole), Ok(windows)) = (states, whole, windows) else {
             return None;
         };
         // The window is as it was when walked: not moved, resized, retitled, focused or gone.
@@ -137,10 +204,18 @@ impl LocalGui {
             tracing::trace!("catch-up: walk (the window changed)");
             return None;
         }
-        if states.len() != indices.len() {
+        if states.len() != by_state.len() || whole.len() != by_whole.len() {
             return None;
         }
-        let fresh: Vec<(usize, Option<Vec<String>>)> = indices.into_iter().zip(states).collect();
+        let states = states.into_iter().map(|s| s.map_or(Fresh::Gone, Fresh::States));
+        let whole = whole
+            .into_iter()
+            .map(|w| w.map_or(Fresh::Gone, |w| Fresh::Whole(Box::new(w))));
+        let fresh: Vec<(usize, Fresh)> = by_state
+            .into_iter()
+            .zip(states)
+            .chain(by_whole.into_iter().zip(whole))
+            .collect();
         let Some(snap) = patch(raw, &fresh) else {
             tracing::trace!("catch-up: walk (an element is gone or changed in layout)");
             return None;
@@ -192,6 +267,10 @@ mod tests {
         }
     }
 
+    fn states(index: usize) -> Reread {
+        Reread { index, whole: false }
+    }
+
     fn activity(events: &[(Instant, &str, Reach)], count: u64) -> Activity {
         Activity {
             count,
@@ -222,7 +301,7 @@ mod tests {
             ],
             4,
         );
-        assert_eq!(plan(&a, t0, &els), Plan::Reread(vec![1, 0]));
+        assert_eq!(plan(&a, t0, &els), Plan::Reread(vec![states(1), states(0)]));
     }
 
     #[test]
@@ -242,7 +321,7 @@ mod tests {
         let gap = activity(&[(later, "a", Reach::OwnState)], 70);
         assert!(matches!(plan(&gap, t0, &els), Plan::Walk(_)));
         let no_gap = activity(&[(later, "a", Reach::OwnState)], 1);
-        assert_eq!(plan(&no_gap, t0, &els), Plan::Reread(vec![0]));
+        assert_eq!(plan(&no_gap, t0, &els), Plan::Reread(vec![states(0)]));
     }
 
     #[test]
@@ -254,24 +333,24 @@ mod tests {
             "visible".into(),
             "checked".into(),
         ];
-        let p = patch(&s, &[(0, Some(now.clone()))]).expect("patched");
+        let p = patch(&s, &[(0, Fresh::States(now.clone()))]).expect("patched");
         assert_eq!(p.elements[0].states, now);
     }
 
     #[test]
     fn a_gone_element_or_a_layout_state_walks() {
         let s = snap(vec![raw("a", "check_box", &["enabled", "showing", "visible"])]);
-        assert!(patch(&s, &[(0, None)]).is_none());
+        assert!(patch(&s, &[(0, Fresh::Gone)]).is_none());
         let hidden = vec!["enabled".into(), "visible".into()];
-        assert!(patch(&s, &[(0, Some(hidden))]).is_none());
+        assert!(patch(&s, &[(0, Fresh::States(hidden))]).is_none());
         let expanded = vec![
             "enabled".into(),
             "showing".into(),
             "visible".into(),
             "expanded".into(),
         ];
-        assert!(patch(&s, &[(0, Some(expanded))]).is_none());
-        assert!(patch(&s, &[(5, Some(Vec::new()))]).is_none());
+        assert!(patch(&s, &[(0, Fresh::States(expanded))]).is_none());
+        assert!(patch(&s, &[(5, Fresh::States(Vec::new()))]).is_none());
     }
 
     #[test]
@@ -287,6 +366,72 @@ mod tests {
             .collect();
         assert!(folds_raw("panel", "", &[], None, &s.elements[0].states));
         assert!(!folds_raw("panel", "", &[], None, &focused));
-        assert!(patch(&s, &[(0, Some(focused))]).is_none());
+        assert!(patch(&s, &[(0, Fresh::States(focused))]).is_none());
+    }
+
+    #[test]
+    fn a_text_changed_reads_its_leaf_element_whole() {
+        let t0 = Instant::now();
+        let later = t0 + Duration::from_millis(3);
+        let mut box_ = raw("b", "panel", &[]);
+        box_.name = "named box".into();
+        let mut label = raw("l", "label", &[]);
+        label.parent = Some(0);
+        let els = [box_, label, raw("c", "check_box", &[])];
+        let counted = activity(
+            &[
+                (later, "c", Reach::OwnState),
+                (later, "l", Reach::OwnContent),
+                (later, "l", Reach::OwnState),
+            ],
+            3,
+        );
+        assert_eq!(
+            plan(&counted, t0, &els),
+            Plan::Reread(vec![
+                states(2),
+                Reread {
+                    index: 1,
+                    whole: true
+                }
+            ])
+        );
+        // A container's text may be its children's; an element the walk did not read may be a
+        // container folded away for having no name.
+        let container = activity(&[(later, "b", Reach::OwnContent)], 1);
+        assert!(matches!(plan(&container, t0, &els), Plan::Walk(_)));
+        let unread = activity(&[(later, "z", Reach::OwnContent)], 1);
+        assert!(matches!(plan(&unread, t0, &els), Plan::Walk(_)));
+    }
+
+    #[test]
+    fn an_element_read_whole_replaces_its_texts_where_its_box_stands() {
+        let s = snap(vec![raw("l", "label", &["enabled", "showing", "visible"])]);
+        let mut now = s.elements[0].clone();
+        now.name = "Pressed: 1".into();
+        now.value = Some("1".into());
+        let p = patch(&s, &[(0, Fresh::Whole(Box::new(now.clone())))]).expect("patched");
+        assert_eq!(
+            (p.elements[0].name.as_str(), p.elements[0].value.as_deref()),
+            ("Pressed: 1", Some("1"))
+        );
+        // A longer text that resized it may have moved others: the window is walked.
+        let mut wider = now.clone();
+        wider.bounds = Some(Rect::new(0, 0, 40, 10));
+        assert!(patch(&s, &[(0, Fresh::Whole(Box::new(wider)))]).is_none());
+        let mut other = now;
+        other.role = "push_button".into();
+        assert!(patch(&s, &[(0, Fresh::Whole(Box::new(other)))]).is_none());
+    }
+
+    #[test]
+    fn an_unnamed_container_given_a_name_walks() {
+        let mut panel = raw("p", "panel", &["enabled", "showing", "visible"]);
+        panel.name.clear();
+        panel.actions.clear();
+        let s = snap(vec![panel]);
+        let mut named = s.elements[0].clone();
+        named.name = "Options".into();
+        assert!(patch(&s, &[(0, Fresh::Whole(Box::new(named)))]).is_none());
     }
 }

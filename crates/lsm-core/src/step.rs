@@ -177,7 +177,8 @@ impl LocalGui {
                 })
             });
         if moved_on {
-            // Read again (its window list with it); the pixels are read right before the action.
+            // Read again (its window list with it); the pixels are read right before the action,
+            // once the application has drawn what its events announced.
             let caught_up = match &judging.walked {
                 Some(walked) => {
                     let base = Base {

@@ -66,6 +66,9 @@ struct Seen {
     states: HashMap<(ObjRef, String), i32>,
 }
 
+/// The properties whose change is an element's name, value or description changing.
+const TEXTS: &[&str] = &["accessible-name", "accessible-value", "accessible-description"];
+
 /// Whether an event says an application's elements or windows changed (caret moves and
 /// property changes such as a table summary do not). An object saying it is not defunct does
 /// not: GTK 3 says so of every object it makes for a client that asks about one (a walk of a
@@ -75,21 +78,19 @@ fn is_activity(member: &str, detail: &str, value: i32) -> bool {
     match member {
         "StateChanged" => !(detail == "defunct" && value == 0),
         "Create" | "Destroy" | "ChildrenChanged" | "TextChanged" | "ValueChanged" | "BoundsChanged" => true,
-        "PropertyChange" => matches!(
-            detail,
-            "accessible-name" | "accessible-value" | "accessible-description"
-        ),
+        "PropertyChange" => TEXTS.contains(&detail),
         _ => false,
     }
 }
 
 /// What a relevant event may have changed: a state of its sender that hides, shows or moves
-/// nothing changes only that object.
+/// nothing, or its name, description, value or text, changes only that object.
 fn reach_of(member: &str, detail: &str) -> Reach {
-    if member == "StateChanged" && !LAYOUT_STATES.contains(&detail) {
-        Reach::OwnState
-    } else {
-        Reach::Anything
+    match member {
+        "StateChanged" if !LAYOUT_STATES.contains(&detail) => Reach::OwnState,
+        "PropertyChange" if TEXTS.contains(&detail) => Reach::OwnContent,
+        "TextChanged" | "ValueChanged" => Reach::OwnContent,
+        _ => Reach::Anything,
     }
 }
 
@@ -466,15 +467,14 @@ mod tests {
         for layout in ["showing", "visible", "expanded", "defunct"] {
             assert_eq!(reach_of("StateChanged", layout), Reach::Anything, "{layout}");
         }
-        for member in [
-            "ChildrenChanged",
-            "TextChanged",
-            "PropertyChange",
-            "BoundsChanged",
-            "Create",
-        ] {
+        for member in ["ChildrenChanged", "BoundsChanged", "Create"] {
             assert_eq!(reach_of(member, ""), Reach::Anything, "{member}");
         }
+        // A name, value or text changed: that object is read again (and the window walked if
+        // its box changed with it).
+        assert_eq!(reach_of("PropertyChange", "accessible-name"), Reach::OwnContent);
+        assert_eq!(reach_of("TextChanged", "insert"), Reach::OwnContent);
+        assert_eq!(reach_of("ValueChanged", ""), Reach::OwnContent);
     }
 
     #[test]

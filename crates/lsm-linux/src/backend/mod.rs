@@ -608,7 +608,49 @@ impl DesktopBackend for LinuxBackend {
             .await,
         )
     }
+
+    async fn reread_elements(
+        &self,
+        window_id: &str,
+        elements: &[&RawElement],
+    ) -> GuiResult<Vec<Option<RawElement>>> {
+        let atspi = self.atspi()?;
+        // The window's frame says how its elements' boxes are read, as in `observe`.
+        let view = self.x11_window(window_id).await?;
+        let Some(found) = self.find_frame(&view, None).await? else {
+            return Err(GuiError::new(
+                ErrorCode::ElementStale,
+                "the window's accessibility frame is gone",
+            ));
+        };
+        let (rule, offset) = (found.rule, found.rule.offset(&view));
+        let opts = WalkOptions {
+            max_elements: 1,
+            max_depth: 0,
+            prune: false,
+            deadline: Instant::now() + REREAD_TIME,
+            coords: rule.kind(),
+            query: None,
+        };
+        Ok(futures_util::future::join_all(elements.iter().map(|e| {
+            let opts = opts.clone();
+            async move {
+                let obj = ObjRef::decode(&e.key)?;
+                let node = atspi.walk(&obj, &opts).await.ok()?.nodes.into_iter().next()?;
+                let mut now = to_raw_element(node, rule, offset);
+                // What the observation added of its own stays (the walk does not read it).
+                if e.states.iter().any(|s| s == OFF_SCREEN) {
+                    now.states.push(OFF_SCREEN.into());
+                }
+                Some(now)
+            }
+        }))
+        .await)
+    }
 }
+
+/// How long reading a few elements again may take before the window is walked instead.
+const REREAD_TIME: Duration = Duration::from_secs(1);
 
 impl LinuxBackend {
     /// The window's pixels alone; `watched`: also watched for repaints from then on (X11 only;
