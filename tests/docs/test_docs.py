@@ -23,7 +23,7 @@ ALLOWED = {
               "(the `rustc --version` block beside it is run and compared with rust-version)",
     "cargo-install": "rebuilds lsm into ~/.cargo/bin (about 4 minutes here); the install test of "
                      "issue 24 runs this line with --root <tmp>",
-    "cargo-test": "the whole unit suite: run-all's unit step runs it (cargo test --workspace --release)",
+    "cargo-test": "the whole unit suite: run-all's unit step runs it (cargo test --workspace --profile ci-test)",
     "e2e-one-file": "needs a test desktop: run-all's e2e step runs tests/e2e",
     "docs-test": "this test itself",
     "serve-stdio": "waits for an MCP client on stdin: the JSON client configurations, which start "

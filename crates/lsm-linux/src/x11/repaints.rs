@@ -31,6 +31,15 @@ impl X11 {
         }
         let top = self.toplevel_of(w.id)?;
         let existing = self.lock_watches().by_top.get(&top).map(|watch| watch.damage);
+        // A watch whose Damage the server no longer knows (its top-level was destroyed and the
+        // id came back for another) is dropped, and the window watched afresh.
+        let existing = existing.filter(|&d| {
+            let alive = self.damage_emptied(d);
+            if !alive {
+                self.lock_watches().by_top.remove(&top);
+            }
+            alive
+        });
         let damage = match existing {
             Some(d) => d,
             None => {
@@ -38,10 +47,10 @@ impl X11 {
                 self.conn
                     .damage_create(d, top, ReportLevel::DELTA_RECTANGLES)
                     .map_err(conn_err)?;
+                self.conn.damage_subtract(d, 0u32, 0u32).map_err(conn_err)?;
                 d
             }
         };
-        self.conn.damage_subtract(damage, 0u32, 0u32).map_err(conn_err)?;
         // The areas drawn before the damage was emptied are in the capture: their events are
         // taken now and forgotten.
         let tg = self.geometry(top);
@@ -100,9 +109,13 @@ impl X11 {
             let (top, w) = watches.by_top.iter().find(|(_, w)| w.capture == id)?;
             (*top, w.damage)
         };
-        // Emptied first, then read: what is drawn while reading is drawn again next time.
-        let sent = self.conn.damage_subtract(damage, 0u32, 0u32).map(|_| ());
-        let tg = sent.ok().and_then(|()| self.geometry(top).ok());
+        // Emptied first, then read: what is drawn while reading is drawn again next time. A
+        // Damage the server no longer knows reports nothing: "nothing drawn" would be a lie.
+        if !self.damage_emptied(damage) {
+            self.forget_capture(top, id);
+            return None;
+        }
+        let tg = self.geometry(top).ok();
         self.pump();
         let Some((client, client_area, drawn, tg)) = ({
             let mut watches = self.lock_watches();
@@ -141,6 +154,13 @@ impl X11 {
             })
             .collect();
         Some(repaints)
+    }
+
+    /// Empties `damage`, waiting for the server's word that it knows it (a round trip).
+    fn damage_emptied(&self, damage: u32) -> bool {
+        self.conn
+            .damage_subtract(damage, 0u32, 0u32)
+            .is_ok_and(|cookie| cookie.check().is_ok())
     }
 
     fn forget_capture(&self, top: u32, id: u64) {
