@@ -46,9 +46,11 @@ impl LocalGui {
     }
 
     /// After a `gui_state` answer about `window_id`: its pixels kept as after a `gui_action`,
-    /// unless they already are: a caller that observes a window again and again pays one
-    /// capture, and its first action on a window not captured before does not wait for that
-    /// first capture (on X11 it redirects the window, and waits for its repaint).
+    /// unless they already are, and then only brought up to date with what was drawn since: a
+    /// caller that observes a window again and again pays one capture, and its first action on
+    /// a window not captured before does not wait for that first capture (on X11 it redirects
+    /// the window, and waits for its repaint). A kept capture whose watch no longer answers (the
+    /// window id now names a restarted application's window) is replaced by a new one.
     pub(crate) async fn keep_pixels_once(&self, window_id: &str) {
         self.keep(window_id, false).await;
     }
@@ -59,17 +61,36 @@ impl LocalGui {
         self.keep(window_id, true).await;
     }
 
-    /// `again`: read even when a capture of the window is kept (an action changed it).
+    /// `again`: read whole even when a capture of the window is kept (an action changed it);
+    /// otherwise a kept one is brought up to date.
     async fn keep(&self, window_id: &str, again: bool) {
         let Ok(backend) = self.backend().await else {
             return;
         };
         let slot = self.kept_pixels.clone();
-        if !lock(&slot).begin_read(window_id, again) {
-            return;
-        }
+        let kept = {
+            let mut k = lock(&slot);
+            let kept = if again { None } else { k.take(window_id) };
+            if !k.begin_read(window_id, true) {
+                // Being read already: what it reads stands for the window.
+                if let Some(kept) = kept {
+                    k.put(kept);
+                }
+                return;
+            }
+            kept.filter(|k| Arc::ptr_eq(&k.backend, &backend))
+        };
         let window_id = window_id.to_string();
         tokio::spawn(async move {
+            if let Some(mut k) = kept {
+                if let Some(repaints) = backend.repaints_since(k.watch).await {
+                    for r in &repaints {
+                        k.image.paste(r.at.origin(), &r.image);
+                    }
+                    lock(&slot).end_read(&window_id, Some(k));
+                    return;
+                }
+            }
             let captured = bounded("capturing the window", backend.capture_watched(&window_id)).await;
             let read = match captured {
                 Ok((snap, Some(watch))) => snap.screenshot.map(|s| KeptPixels {

@@ -798,3 +798,28 @@ async fn a_change_drawn_between_two_calls_is_not_the_next_actions_effect() {
         }
     }
 }
+
+#[tokio::test]
+async fn a_kept_capture_whose_watch_is_lost_is_read_again_after_an_observation() {
+    let (fake, gui) = setup(true);
+    fake.0.lock().unwrap().watching = true;
+    let kept = || async {
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while fake.0.lock().unwrap().watched.is_none() && Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        // The background task is done once it has put what it read back.
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        fake.0.lock().unwrap().captures
+    };
+    observe(&gui).await;
+    let first = kept().await;
+    assert_eq!(first, 1, "the first observation's pixels are kept");
+    // Observed again with the watch intact: brought up to date, not read whole.
+    observe(&gui).await;
+    assert_eq!(kept().await, first);
+    // The watch lost (the window id now names a restarted application's window): read whole.
+    fake.0.lock().unwrap().watched = None;
+    observe(&gui).await;
+    assert_eq!(kept().await, first + 1);
+}
