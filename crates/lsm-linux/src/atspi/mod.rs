@@ -1,6 +1,7 @@
 //! The AT-SPI half of the Linux backend, shared by every Linux session (X11, GNOME and KDE on
-//! Wayland): the connection to the accessibility bus (`connection.rs`), the applications on it
-//! (`apps.rs`) and their proper names (`app_name.rs`), fast tree walks (`walk.rs`, reading each
+//! Wayland): the connection to the accessibility bus (`connection.rs`) and what each toolkit
+//! answers right on it (`flavor.rs`), the applications on it (`apps.rs`) and their proper names
+//! (`app_name.rs`), fast tree walks (`walk.rs`, reading each
 //! object with `fetch.rs`, `cache.rs` for `Cache.GetItems` and `list.rs` for huge containers),
 //! the first-observation settle (`fresh.rs`), semantic actions (`act.rs`) and reading their
 //! effects back, with the accessibility events (`verify.rs`).
@@ -14,12 +15,14 @@ mod apps;
 mod cache;
 mod connection;
 mod fetch;
+mod flavor;
 pub(crate) mod fresh;
 mod list;
 pub(crate) mod verify;
 mod walk;
 
 pub use connection::*;
+pub(crate) use flavor::{Flavor, TextMode};
 pub use walk::{Skipped, WalkOptions, WalkResult};
 
 #[cfg(test)]
