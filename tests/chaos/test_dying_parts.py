@@ -201,6 +201,9 @@ def test_the_registry_killed_then_restarted(lsm):
         assert "Remove me" in names, text_of(r)[:800]
         assert r.structured_content["window"]["accessible"], text_of(r)[:800]
         assert "no-a11y" not in text_of(r).splitlines()[1], text_of(r)[:800]
+        # The window list says the same: its applications as last read stand for the registry.
+        listed = [w for w in windows(lsm) if w["window_id"] == testapp["window_id"]]
+        assert listed and listed[0]["accessible"], listed
     else:
         assert any("accessibility" in n for n in r.structured_content.get("notes", [])), text_of(r)[:800]
     restore_accessibility()

@@ -61,6 +61,7 @@ pub(crate) fn plan(activity: &Activity, since: Instant, raw: &[RawElement]) -> P
     }
     let index: std::collections::HashMap<&str, usize> =
         raw.iter().enumerate().map(|(i, r)| (r.key.as_str(), i)).collect();
+    let parents: std::collections::HashSet<usize> = raw.iter().filter_map(|r| r.parent).collect();
     let mut reread: Vec<Reread> = Vec::new();
     for e in events {
         if e.reach == Reach::Anything {
@@ -78,7 +79,7 @@ pub(crate) fn plan(activity: &Activity, since: Instant, raw: &[RawElement]) -> P
             }
             continue;
         };
-        if whole && raw.iter().any(|r| r.parent == Some(i)) {
+        if whole && parents.contains(&i) {
             return Plan::Walk("the text of a container changed");
         }
         match reread.iter_mut().find(|r| r.index == i) {

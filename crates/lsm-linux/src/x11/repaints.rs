@@ -31,35 +31,32 @@ impl X11 {
         }
         let top = self.toplevel_of(w.id)?;
         let existing = self.lock_watches().by_top.get(&top).map(|watch| watch.damage);
+        let created = match existing {
+            Some(_) => None,
+            None => Some(self.new_damage(top)?),
+        };
+        let emptied = existing.map(|d| (d, self.conn.damage_subtract(d, 0u32, 0u32)));
+        let tg = self.geometry(top);
         // A watch whose Damage the server no longer knows (its top-level was destroyed and the
-        // id came back for another) is dropped, and the window watched afresh.
-        let existing = existing.filter(|&d| {
-            let alive = self.damage_emptied(d);
-            if !alive {
-                self.lock_watches().by_top.remove(&top);
-            }
-            alive
-        });
-        let damage = match existing {
+        // id came back for another) is dropped, and the window watched afresh. Its answer came
+        // before the geometry's: checking it costs no round trip.
+        let alive = emptied.and_then(|(d, sent)| sent.ok()?.check().is_ok().then_some(d));
+        if existing.is_some() && alive.is_none() {
+            self.lock_watches().by_top.remove(&top);
+        }
+        let damage = match alive.or(created) {
             Some(d) => d,
-            None => {
-                let d = self.conn.generate_id().map_err(id_err)?;
-                self.conn
-                    .damage_create(d, top, ReportLevel::DELTA_RECTANGLES)
-                    .map_err(conn_err)?;
-                self.conn.damage_subtract(d, 0u32, 0u32).map_err(conn_err)?;
-                d
-            }
+            // Made after the geometry: an area drawn meanwhile is at worst read again next time.
+            None => self.new_damage(top)?,
         };
         // The areas drawn before the damage was emptied are in the capture: their events are
         // taken now and forgotten.
-        let tg = self.geometry(top);
         self.pump();
         let tg = match tg {
             Ok(tg) => tg,
             Err(e) => {
                 self.forget_watch(top);
-                if existing.is_none() {
+                if alive.is_none() {
                     let _ = self.conn.damage_destroy(damage);
                 }
                 return Err(e);
@@ -109,13 +106,15 @@ impl X11 {
             let (top, w) = watches.by_top.iter().find(|(_, w)| w.capture == id)?;
             (*top, w.damage)
         };
-        // Emptied first, then read: what is drawn while reading is drawn again next time. A
-        // Damage the server no longer knows reports nothing: "nothing drawn" would be a lie.
-        if !self.damage_emptied(damage) {
+        // Emptied first, then read: what is drawn while reading is drawn again next time.
+        let emptied = self.conn.damage_subtract(damage, 0u32, 0u32);
+        let tg = self.geometry(top).ok();
+        // A Damage the server no longer knows reports nothing: "nothing drawn" would be a lie.
+        // Its answer came before the geometry's: checking it costs no round trip.
+        if !emptied.is_ok_and(|sent| sent.check().is_ok()) {
             self.forget_capture(top, id);
             return None;
         }
-        let tg = self.geometry(top).ok();
         self.pump();
         let Some((client, client_area, drawn, tg)) = ({
             let mut watches = self.lock_watches();
@@ -156,11 +155,14 @@ impl X11 {
         Some(repaints)
     }
 
-    /// Empties `damage`, waiting for the server's word that it knows it (a round trip).
-    fn damage_emptied(&self, damage: u32) -> bool {
+    /// A new Damage on `top`, emptied.
+    fn new_damage(&self, top: u32) -> GuiResult<u32> {
+        let d = self.conn.generate_id().map_err(id_err)?;
         self.conn
-            .damage_subtract(damage, 0u32, 0u32)
-            .is_ok_and(|cookie| cookie.check().is_ok())
+            .damage_create(d, top, ReportLevel::DELTA_RECTANGLES)
+            .map_err(conn_err)?;
+        self.conn.damage_subtract(d, 0u32, 0u32).map_err(conn_err)?;
+        Ok(d)
     }
 
     fn forget_capture(&self, top: u32, id: u64) {
