@@ -49,6 +49,15 @@ pub enum Reach {
     /// observation that did not show the sender is outdated all the same (an unnamed container
     /// given a name is no longer folded away).
     OwnContent,
+    /// The sender's box (a widget laid out again: GTK 3 announces every allocation, also one
+    /// that leaves it where it was, as when its window becomes inactive): its box is read again,
+    /// and the window is walked when it moved, since what lies in it moved with it.
+    OwnBounds,
+    /// A state of the sender that shows, hides or moves things (showing, expanded, iconified…),
+    /// also one announced again with the value it had (GTK 3 says `iconified 0` of a window
+    /// each time it becomes inactive): its states are read again, and the window is walked
+    /// where they differ from the walk's in such a state.
+    OwnLayout,
     /// Anything else: elements added, removed, shown, hidden or moved, windows.
     Anything,
 }

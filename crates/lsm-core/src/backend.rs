@@ -164,6 +164,31 @@ pub trait DesktopBackend: Send + Sync {
             "this backend reads elements only by walking the window",
         ))
     }
+    /// Reads again, as `observe` reports them, the boxes of these elements of an earlier
+    /// observation of the window (found by their keys): `None` for one that is gone, `Some(None)`
+    /// for one that has no box. Used where the application's events say that these elements were
+    /// laid out again (see `catch_up.rs`); a backend that cannot answers an error and the window
+    /// is walked.
+    async fn reread_bounds(
+        &self,
+        _window_id: &str,
+        _elements: &[&crate::RawElement],
+    ) -> GuiResult<Vec<Option<Option<crate::Rect>>>> {
+        Err(crate::GuiError::new(
+            crate::ErrorCode::UnsupportedAction,
+            "this backend reads elements only by walking the window",
+        ))
+    }
+    /// Whether each of these objects (keys as [`crate::RawElement::key`]), which an earlier
+    /// walk of the window did not read, is where a walk would find it (listed among its
+    /// parent's children). Used where the events say such an object was laid out again (see
+    /// `catch_up.rs`); a backend that cannot answers an error and the window is walked.
+    async fn in_tree(&self, _window_id: &str, _keys: &[&str]) -> GuiResult<Vec<bool>> {
+        Err(crate::GuiError::new(
+            crate::ErrorCode::UnsupportedAction,
+            "this backend reads elements only by walking the window",
+        ))
+    }
     /// Reads again whole, as `observe` reports them, these elements of an earlier observation
     /// of the window (found by their keys): `None` for one that is gone. Used where the
     /// application's events say that only these elements' names, values, texts or states

@@ -11,23 +11,30 @@
 //! the whole window. Likewise when an event changed only the name, description, value or text of
 //! a sender the walk showed with no children (`Reach::OwnContent`: a label that counts, a field
 //! typed into): that element is read again whole, and kept only where its box did not change.
+//! And when an event only announced that a shown element was laid out again (`Reach::OwnBounds`:
+//! GTK 3 lays out a whole window again when it becomes inactive, and says so for every widget
+//! even where nothing moved), that element's box is read again, a call each; where it moved,
+//! the window is walked.
 //!
 //! The window is walked instead when an event may have changed more (an element added, removed,
 //! moved or shown; a container renamed; a window), when an event's sender is unknown, when
 //! events were lost from the record, when a sender is gone or changed in a state that shows,
 //! hides or moves things or that changes what the caller is shown of the tree (a container that
-//! folds away), when the window itself changed (moved, resized, retitled, focused), and when no
+//! folds away), when the window itself changed (moved, resized, retitled; focus given or taken
+//! lays nothing out, and what it changes comes as events), and when no
 //! event came at all (an effect that no event announces is still looked for).
 
 use crate::activity::{Activity, Reach, LAYOUT_STATES};
+use crate::geometry::Rect;
 use crate::looked::{Base, Looked};
 use crate::model::{RawElement, Snapshot, WindowInfo};
 use crate::service::{bounded, LocalGui};
 use crate::states::folds_raw;
 use std::time::Instant;
 
-/// More senders than this and the window is walked (reading them costs about as much).
-const MAX_REREAD: usize = 32;
+/// More calls than this to read the senders again and the window is walked instead (a walk of
+/// a window of about 150 elements makes 270-340 calls).
+const MAX_REREAD_CALLS: usize = 192;
 
 /// What to do to bring a walk up to date.
 #[derive(Debug, PartialEq)]
@@ -37,14 +44,63 @@ pub(crate) enum Plan {
     /// Read again these elements of the walk (indices; maybe none: every event came from an
     /// element the walk did not show, and stays unshown).
     Reread(Vec<Reread>),
+    /// The same, once none of these objects (keys), which the walk did not read and which were
+    /// laid out again, is where a walk finds things (GTK 3's notebook tab labels are not): one
+    /// that is may now lie where the walk's clip would have kept it.
+    RereadUnlessInTree(Vec<Reread>, Vec<String>),
 }
 
 /// One element of the walk to read again, and how much of it.
 #[derive(Debug, PartialEq, Clone, Copy)]
 pub(crate) struct Reread {
     pub(crate) index: usize,
-    /// Its name, description, value or text changed too: read whole, not only its states.
-    pub(crate) whole: bool,
+    pub(crate) what: What,
+}
+
+/// How much of an element is read again.
+#[derive(Debug, PartialEq, Eq, Clone, Copy)]
+pub(crate) enum What {
+    States,
+    Bounds,
+    StatesAndBounds,
+    /// Its name, description, value or text changed: read whole (states and box with them).
+    Whole,
+}
+
+impl What {
+    fn of(reach: Reach) -> Self {
+        match reach {
+            Reach::OwnContent => Self::Whole,
+            Reach::OwnBounds => Self::Bounds,
+            Reach::OwnState | Reach::OwnLayout | Reach::Anything => Self::States,
+        }
+    }
+
+    /// What covers both.
+    fn and(self, other: Self) -> Self {
+        match (self, other) {
+            (Self::Whole, _) | (_, Self::Whole) => Self::Whole,
+            (a, b) if a == b => a,
+            _ => Self::StatesAndBounds,
+        }
+    }
+
+    fn states(self) -> bool {
+        matches!(self, Self::States | Self::StatesAndBounds)
+    }
+
+    fn bounds(self) -> bool {
+        matches!(self, Self::Bounds | Self::StatesAndBounds)
+    }
+
+    /// About how many calls reading it again makes (whole: a one-element walk).
+    fn calls(self) -> usize {
+        match self {
+            Self::States | Self::Bounds => 1,
+            Self::StatesAndBounds => 2,
+            Self::Whole => 6,
+        }
+    }
 }
 
 /// What the events since `since` (when the walk of `raw` began) ask for.
@@ -63,6 +119,7 @@ pub(crate) fn plan(activity: &Activity, since: Instant, raw: &[RawElement]) -> P
         raw.iter().enumerate().map(|(i, r)| (r.key.as_str(), i)).collect();
     let parents: std::collections::HashSet<usize> = raw.iter().filter_map(|r| r.parent).collect();
     let mut reread: Vec<Reread> = Vec::new();
+    let mut outside: Vec<String> = Vec::new();
     for e in events {
         if e.reach == Reach::Anything {
             return Plan::Walk("an event may have changed more than its sender's state");
@@ -70,27 +127,38 @@ pub(crate) fn plan(activity: &Activity, since: Instant, raw: &[RawElement]) -> P
         if e.source.is_empty() {
             return Plan::Walk("an event came from an unknown sender");
         }
-        let whole = e.reach == Reach::OwnContent;
+        let what = What::of(e.reach);
+        let layout = e.reach == Reach::OwnLayout;
         // A sender the walk did not show (a complete walk) stays unshown: its state shows
-        // nothing. Its name may (a container folded away for having none).
+        // nothing. Its name may (a container folded away for having none), and its box may now
+        // lie where the walk's clip would have kept it (a child moved into a scrolled view)
+        // unless it is not in the tree a walk reads.
         let Some(&i) = index.get(e.source.as_str()) else {
-            if whole {
-                return Plan::Walk("the text of an element the walk did not read changed");
+            if layout {
+                return Plan::Walk("an element the walk did not read was shown, hidden or unfolded");
+            }
+            match what {
+                What::Whole => return Plan::Walk("the text of an element the walk did not read changed"),
+                What::Bounds if !outside.contains(&e.source) => outside.push(e.source.clone()),
+                _ => {}
             }
             continue;
         };
-        if whole && parents.contains(&i) {
+        if what == What::Whole && parents.contains(&i) {
             return Plan::Walk("the text of a container changed");
         }
         match reread.iter_mut().find(|r| r.index == i) {
-            Some(r) => r.whole |= whole,
-            None => reread.push(Reread { index: i, whole }),
+            Some(r) => r.what = r.what.and(what),
+            None => reread.push(Reread { index: i, what }),
         }
     }
-    if reread.len() > MAX_REREAD {
+    if reread.iter().map(|r| r.what.calls()).sum::<usize>() + outside.len() > MAX_REREAD_CALLS {
         return Plan::Walk("too many elements changed");
     }
-    Plan::Reread(reread)
+    match outside.is_empty() {
+        true => Plan::Reread(reread),
+        false => Plan::RereadUnlessInTree(reread, outside),
+    }
 }
 
 /// What was read again of one element.
@@ -102,6 +170,8 @@ pub(crate) enum Fresh {
     States(Vec<String>),
     /// The whole element, as the walk reads it.
     Whole(Box<RawElement>),
+    /// Its box (`None`: it has none).
+    Bounds(Option<Rect>),
 }
 
 /// The walk with what was read again put in (`fresh`: index and what was read); `None` when
@@ -115,6 +185,9 @@ pub(crate) fn patch(raw: &Snapshot, fresh: &[(usize, Fresh)]) -> Option<Snapshot
         let (states, content) = match now {
             Fresh::Gone => return None,
             Fresh::States(s) => (s, None),
+            // Moved or resized: what lies in it may have moved too.
+            Fresh::Bounds(b) if *b != e.bounds => return None,
+            Fresh::Bounds(_) => continue,
             Fresh::Whole(w) => {
                 if w.role != e.role || w.bounds != e.bounds || w.actions != e.actions {
                     return None;
@@ -165,26 +238,35 @@ impl LocalGui {
         let activity = backend.activity(window)?;
         let began = Instant::now();
         let raw = &base.walked.raw;
-        let reread = match plan(&activity, base.walked.began, &raw.elements) {
+        let (reread, outside) = match plan(&activity, base.walked.began, &raw.elements) {
             Plan::Walk(why) => {
                 tracing::trace!("catch-up: walk ({why})");
                 return None;
             }
-            Plan::Reread(r) => r,
+            Plan::Reread(r) => (r, Vec::new()),
+            Plan::RereadUnlessInTree(r, outside) => (r, outside),
         };
-        let pick = |whole: bool| -> (Vec<usize>, Vec<&RawElement>) {
+        let pick = |want: fn(What) -> bool| -> (Vec<usize>, Vec<&RawElement>) {
             reread
                 .iter()
-                .filter(|r| r.whole == whole)
+                .filter(|r| want(r.what))
                 .filter_map(|r| Some((r.index, raw.elements.get(r.index)?)))
                 .unzip()
         };
-        let ((by_state, stated), (by_whole, wholes)) = (pick(false), pick(true));
+        let (by_state, stated) = pick(What::states);
+        let (by_bounds, boxed) = pick(What::bounds);
+        let (by_whole, wholes) = pick(|w| w == What::Whole);
         let window_id = &base.request.window_id;
         let states = async {
             match stated.is_empty() {
                 true => Ok(Vec::new()),
                 false => bounded("reading states", backend.reread_states(window_id, &stated)).await,
+            }
+        };
+        let bounds = async {
+            match boxed.is_empty() {
+                true => Ok(Vec::new()),
+                false => bounded("reading boxes", backend.reread_bounds(window_id, &boxed)).await,
             }
         };
         let whole = async {
@@ -193,34 +275,66 @@ impl LocalGui {
                 false => bounded("reading elements", backend.reread_elements(window_id, &wholes)).await,
             }
         };
-        let (states, whole, windows) =
-            tokio::join!(states, whole, bounded("listing windows", backend.list_windows()));
-        let (Ok(states), Ok(whole), Ok(windows)) = (states, whole, windows) else {
+        let in_tree = async {
+            let keys: Vec<&str> = outside.iter().map(String::as_str).collect();
+            match keys.is_empty() {
+                true => Ok(Vec::new()),
+                false => bounded("reading parents", backend.in_tree(window_id, &keys)).await,
+            }
+        };
+        let (states, bounds, whole, in_tree, windows) = tokio::join!(
+            states,
+            bounds,
+            whole,
+            in_tree,
+            bounded("listing windows", backend.list_windows())
+        );
+        let (Ok(states), Ok(bounds), Ok(whole), Ok(in_tree), Ok(windows)) =
+            (states, bounds, whole, in_tree, windows)
+        else {
             return None;
         };
-        // The window is as it was when walked: not moved, resized, retitled, focused or gone.
+        if in_tree.len() != outside.len() || in_tree.contains(&true) {
+            tracing::trace!("catch-up: walk (an element the walk did not read was laid out again)");
+            return None;
+        }
+        // The window is as it was when walked: not moved, resized, retitled or gone. Focus
+        // given or taken lays nothing out again: what it changes in the window (its elements'
+        // `focused`, `active`) comes as events of their own.
         let entry = |ws: &[WindowInfo]| ws.iter().find(|w| &w.window_id == window_id).cloned();
         let now = entry(&windows)?;
-        if Some(now) != base.walked.windows.as_deref().and_then(entry) {
+        let then = base.walked.windows.as_deref().and_then(entry);
+        if then
+            .map(|t| WindowInfo {
+                focused: now.focused,
+                ..t
+            })
+            .as_ref()
+            != Some(&now)
+        {
             tracing::trace!("catch-up: walk (the window changed)");
             return None;
         }
-        if states.len() != by_state.len() || whole.len() != by_whole.len() {
+        if states.len() != by_state.len() || bounds.len() != by_bounds.len() || whole.len() != by_whole.len()
+        {
             return None;
         }
         let states = states.into_iter().map(|s| s.map_or(Fresh::Gone, Fresh::States));
+        let bounds = bounds.into_iter().map(|b| b.map_or(Fresh::Gone, Fresh::Bounds));
         let whole = whole
             .into_iter()
             .map(|w| w.map_or(Fresh::Gone, |w| Fresh::Whole(Box::new(w))));
         let fresh: Vec<(usize, Fresh)> = by_state
             .into_iter()
             .zip(states)
+            .chain(by_bounds.into_iter().zip(bounds))
             .chain(by_whole.into_iter().zip(whole))
             .collect();
-        let Some(snap) = patch(raw, &fresh) else {
+        let Some(mut snap) = patch(raw, &fresh) else {
             tracing::trace!("catch-up: walk (an element is gone or changed in layout)");
             return None;
         };
+        snap.window.focused = now.focused;
         tracing::trace!(
             "catch-up: {} element(s) read again in {:?}",
             fresh.len(),
@@ -269,7 +383,10 @@ mod tests {
     }
 
     fn states(index: usize) -> Reread {
-        Reread { index, whole: false }
+        Reread {
+            index,
+            what: What::States,
+        }
     }
 
     fn activity(events: &[(Instant, &str, Reach)], count: u64) -> Activity {
@@ -393,7 +510,7 @@ mod tests {
                 states(2),
                 Reread {
                     index: 1,
-                    whole: true
+                    what: What::Whole
                 }
             ])
         );
@@ -434,5 +551,90 @@ mod tests {
         let mut named = s.elements[0].clone();
         named.name = "Options".into();
         assert!(patch(&s, &[(0, Fresh::Whole(Box::new(named)))]).is_none());
+    }
+
+    #[test]
+    fn a_shown_element_laid_out_again_has_its_box_read_again() {
+        let t0 = Instant::now();
+        let later = t0 + Duration::from_millis(3);
+        let els = [raw("a", "check_box", &[]), raw("b", "push_button", &[])];
+        let relaid = activity(
+            &[
+                (later, "a", Reach::OwnBounds),
+                (later, "b", Reach::OwnBounds),
+                (later, "b", Reach::OwnState),
+            ],
+            3,
+        );
+        assert_eq!(
+            plan(&relaid, t0, &els),
+            Plan::Reread(vec![
+                Reread {
+                    index: 0,
+                    what: What::Bounds
+                },
+                Reread {
+                    index: 1,
+                    what: What::StatesAndBounds
+                }
+            ])
+        );
+        // One the walk did not read may now lie where it would have been kept, unless it is
+        // not in the tree a walk reads: that is asked.
+        let unread = activity(
+            &[(later, "z", Reach::OwnBounds), (later, "z", Reach::OwnBounds)],
+            2,
+        );
+        assert_eq!(
+            plan(&unread, t0, &els),
+            Plan::RereadUnlessInTree(Vec::new(), vec!["z".to_string()])
+        );
+        // Many of them cost about a walk.
+        let many: Vec<RawElement> = (0..200).map(|i| raw(&format!("e{i}"), "label", &[])).collect();
+        let keys: Vec<String> = (0..200).map(|i| format!("e{i}")).collect();
+        let events: Vec<(Instant, &str, Reach)> = keys
+            .iter()
+            .map(|k| (later, k.as_str(), Reach::OwnBounds))
+            .collect();
+        assert!(matches!(plan(&activity(&events, 200), t0, &many), Plan::Walk(_)));
+        let few: Vec<(Instant, &str, Reach)> = events[..150].to_vec();
+        assert!(matches!(plan(&activity(&few, 150), t0, &many), Plan::Reread(r) if r.len() == 150));
+    }
+
+    #[test]
+    fn a_box_read_again_stands_or_the_window_is_walked() {
+        let s = snap(vec![raw("a", "check_box", &["enabled", "showing", "visible"])]);
+        let same = patch(&s, &[(0, Fresh::Bounds(Some(Rect::new(0, 0, 10, 10))))]).expect("patched");
+        assert_eq!(same.elements, s.elements);
+        assert!(patch(&s, &[(0, Fresh::Bounds(Some(Rect::new(0, 5, 10, 10))))]).is_none());
+        assert!(patch(&s, &[(0, Fresh::Bounds(None))]).is_none());
+        // Read for its states too: both apply.
+        let checked: Vec<String> = ["enabled", "showing", "visible", "checked"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let p = patch(
+            &s,
+            &[
+                (0, Fresh::States(checked.clone())),
+                (0, Fresh::Bounds(Some(Rect::new(0, 0, 10, 10)))),
+            ],
+        )
+        .expect("patched");
+        assert_eq!(p.elements[0].states, checked);
+    }
+
+    #[test]
+    fn a_layout_state_of_a_shown_element_has_its_states_read_again() {
+        let t0 = Instant::now();
+        let later = t0 + Duration::from_millis(3);
+        let els = [raw("w", "frame", &["showing"]), raw("b", "push_button", &[])];
+        // Announced again as it was (a window made inactive): read, and the walk stands unless
+        // it differs (`patch`).
+        let again = activity(&[(later, "w", Reach::OwnLayout)], 1);
+        assert_eq!(plan(&again, t0, &els), Plan::Reread(vec![states(0)]));
+        // One the walk did not read may have been shown.
+        let unread = activity(&[(later, "z", Reach::OwnLayout)], 1);
+        assert!(matches!(plan(&unread, t0, &els), Plan::Walk(_)));
     }
 }

@@ -37,6 +37,12 @@ const DOC_ROLES: &[&str] = &[
 pub struct Seen(Mutex<HashMap<u32, bool>>);
 
 impl Seen {
+    /// Whether `first_look` would answer true, without recording anything.
+    pub fn is_new(&self, xid: u32, minimized: bool) -> bool {
+        let seen = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        !minimized && seen.get(&xid).is_none_or(|was| *was)
+    }
+
     /// True for a window not observed before, or observed minimized and now restored; records
     /// the window as seen.
     pub fn first_look(&self, xid: u32, minimized: bool) -> bool {

@@ -35,8 +35,9 @@ const WATCHED_EVENTS: &[&str] = &[
     "window:create",
     "window:destroy",
 ];
-/// Times of the latest relevant events kept per application.
-const RECENT_EVENTS: usize = 64;
+/// Times of the latest relevant events kept per application (GTK 3 announces a new layout of
+/// every widget of a window, 100-odd for the widget factory, when the window becomes inactive).
+const RECENT_EVENTS: usize = 256;
 /// Applications whose activity is kept; the record starts over when more sent events.
 const MAX_APPS: usize = 512;
 /// Objects whose last announced bounds (and object-state pairs whose last announced value) are
@@ -84,12 +85,15 @@ fn is_activity(member: &str, detail: &str, value: i32) -> bool {
 }
 
 /// What a relevant event may have changed: a state of its sender that hides, shows or moves
-/// nothing, or its name, description, value or text, changes only that object.
+/// nothing, or its name, description, value or text, changes only that object; a new box of its
+/// sender moves only what lies in it.
 fn reach_of(member: &str, detail: &str) -> Reach {
     match member {
-        "StateChanged" if !LAYOUT_STATES.contains(&detail) => Reach::OwnState,
+        "StateChanged" if LAYOUT_STATES.contains(&detail) => Reach::OwnLayout,
+        "StateChanged" => Reach::OwnState,
         "PropertyChange" if TEXTS.contains(&detail) => Reach::OwnContent,
         "TextChanged" | "ValueChanged" => Reach::OwnContent,
+        "BoundsChanged" => Reach::OwnBounds,
         _ => Reach::Anything,
     }
 }
@@ -342,6 +346,14 @@ impl Atspi {
         }
     }
 
+    /// Whether `obj` is among its parent's children, where a walk finds it (GTK 3 parents a
+    /// notebook's tab labels to the notebook without listing them). A failure answers yes.
+    pub(crate) async fn listed_in_parent(&self, obj: &ObjRef) -> bool {
+        self.call::<_, i32>(obj, IFACE_ACCESSIBLE, "GetIndexInParent", &())
+            .await
+            .map_or(true, |i| i >= 0)
+    }
+
     /// Selects `obj` alone through its parent's `Selection` (a list or tree selecting a row).
     /// `false`: the parent has no selection interface or refused.
     pub(crate) async fn select_in_parent(&self, obj: &ObjRef) -> GuiResult<bool> {
@@ -465,11 +477,13 @@ mod tests {
         assert_eq!(reach_of("StateChanged", "active"), Reach::OwnState);
         assert_eq!(reach_of("StateChanged", "focused"), Reach::OwnState);
         for layout in ["showing", "visible", "expanded", "defunct"] {
-            assert_eq!(reach_of("StateChanged", layout), Reach::Anything, "{layout}");
+            assert_eq!(reach_of("StateChanged", layout), Reach::OwnLayout, "{layout}");
         }
-        for member in ["ChildrenChanged", "BoundsChanged", "Create"] {
+        for member in ["ChildrenChanged", "Create"] {
             assert_eq!(reach_of(member, ""), Reach::Anything, "{member}");
         }
+        // A new box: it is read again, and the window walked if it moved.
+        assert_eq!(reach_of("BoundsChanged", ""), Reach::OwnBounds);
         // A name, value or text changed: that object is read again (and the window walked if
         // its box changed with it).
         assert_eq!(reach_of("PropertyChange", "accessible-name"), Reach::OwnContent);
@@ -507,6 +521,12 @@ mod tests {
         let a = events.activity(":1.5").unwrap_or_default();
         assert_eq!(a.count, 2);
         assert_eq!(a.recent[0].reach, Reach::OwnState);
-        assert_eq!(a.recent[1].reach, Reach::Anything);
+        assert_eq!(a.recent[1].reach, Reach::OwnLayout);
+        // A new box, announced once: its own.
+        events.record("BoundsChanged", obj(2), "", 0, Some([0, 0, 10, 10]));
+        events.record("BoundsChanged", obj(2), "", 0, Some([0, 0, 10, 10]));
+        let a = events.activity(":1.5").unwrap_or_default();
+        assert_eq!(a.count, 3);
+        assert_eq!(a.recent[2].reach, Reach::OwnBounds);
     }
 }

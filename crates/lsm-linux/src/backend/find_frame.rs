@@ -5,7 +5,7 @@
 use super::frames::{self, Doubt, Found, Geometry, WindowGeom};
 use super::view::{logical_rect, CoordRule, View};
 use super::{LinuxBackend, MAX_KNOWN_FRAMES};
-use crate::atspi::{AppInfo, Atspi, FrameInfo};
+use crate::atspi::{AppInfo, Atspi, FrameInfo, ObjRef};
 use crate::window::{format_window_id, WindowRecord};
 use lsm_core::{ErrorCode, GuiResult, Rect};
 
@@ -37,6 +37,16 @@ impl LinuxBackend {
         }
         let apps = atspi.applications().await?;
         self.find_frame_among(atspi, pid, view, listed, &apps).await
+    }
+
+    /// The frame a window's last certain match found, and its coordinate rule: where a walk
+    /// can start while `find_frame` confirms it.
+    pub(super) fn known_frame(&self, xid: u32) -> Option<(ObjRef, CoordRule)> {
+        self.known_frames
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&xid)
+            .cloned()
     }
 
     /// `find_frame` among these applications (`pid`: the window's process).
@@ -104,11 +114,13 @@ impl LinuxBackend {
                         .map(|w| geom(&self.view(w))),
                 );
             }
-            let known = self
+            let known: std::collections::HashMap<u32, ObjRef> = self
                 .known_frames
                 .lock()
                 .unwrap_or_else(|p| p.into_inner())
-                .clone();
+                .iter()
+                .map(|(w, (obj, _))| (*w, obj.clone()))
+                .collect();
             let Some(m) = frames::match_frame(win.id, &windows, &frames, geometry, &known) else {
                 continue;
             };
@@ -126,7 +138,7 @@ impl LinuxBackend {
                     if known.len() >= MAX_KNOWN_FRAMES {
                         known.clear();
                     }
-                    known.insert(win.id, frame.obj.clone());
+                    known.insert(win.id, (frame.obj.clone(), rule));
                 }
             }
             let doubt = m.doubt.map(|d| match d {

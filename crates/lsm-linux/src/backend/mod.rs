@@ -121,9 +121,10 @@ pub struct LinuxBackend {
     /// Wayland: per window, what to add to its AT-SPI coordinates to make them window-relative
     /// (found when it was observed; `wayland::coords`).
     pub(crate) local_offsets: Mutex<HashMap<u32, (i32, i32)>>,
-    /// Window -> AT-SPI frame, remembered when a match was certain; a tie-breaker for later
-    /// matches, used only while the frame is still among the application's top-levels.
-    known_frames: Mutex<HashMap<u32, ObjRef>>,
+    /// Window -> AT-SPI frame and its coordinate rule, remembered when a match was certain; a
+    /// tie-breaker for later matches, used only while the frame is still among the
+    /// application's top-levels, and where the next walk starts while the match is made again.
+    known_frames: Mutex<HashMap<u32, (ObjRef, CoordRule)>>,
     /// Focus and text events, for checking where input landed (perform.rs).
     pub(crate) events: crate::atspi::verify::Events,
     /// AT-SPI bus name of each process whose window was observed (for round trips after input).
@@ -609,6 +610,37 @@ impl DesktopBackend for LinuxBackend {
         )
     }
 
+    async fn reread_bounds(
+        &self,
+        window_id: &str,
+        elements: &[&RawElement],
+    ) -> GuiResult<Vec<Option<Option<Rect>>>> {
+        let atspi = self.atspi()?;
+        let view = &self.x11_window(window_id).await?;
+        // As the walk placed them: each element's coordinate rule and correction (its handle),
+        // then the window's offset.
+        Ok(
+            futures_util::future::join_all(elements.iter().map(|e| async move {
+                let (rule, shift, obj) = view::decode_native(&e.native).ok()?;
+                let extents = atspi.extents_of(&obj, rule.kind()).await.ok()?;
+                let offset = rule.offset(view);
+                Some(extents.map(|r| r.translate(shift.0 + offset.0, shift.1 + offset.1)))
+            }))
+            .await,
+        )
+    }
+
+    async fn in_tree(&self, _window_id: &str, keys: &[&str]) -> GuiResult<Vec<bool>> {
+        let atspi = self.atspi()?;
+        Ok(futures_util::future::join_all(keys.iter().map(|k| async move {
+            match ObjRef::decode(k) {
+                Some(obj) => atspi.listed_in_parent(&obj).await,
+                None => true,
+            }
+        }))
+        .await)
+    }
+
     async fn reread_elements(
         &self,
         window_id: &str,
@@ -666,8 +698,10 @@ impl LinuxBackend {
         let (win, ()) = tokio::join!(self.x11_window(window_id), self.ws_warm_capture(xid));
         let win = win?;
         let (shot, watch) = if watched {
+            let gap = self.redirect_ahead(&win.win).await;
             let record = win.win.clone();
-            self.x(move |x| x.capture_watched(&record)).await?
+            let (shot, watch) = self.x(move |x| x.capture_watched(&record)).await?;
+            (shot.with_gap(gap), watch)
         } else {
             (self.ws_capture(&win.win).await?, None)
         };
@@ -705,13 +739,40 @@ impl LinuxBackend {
         let window_id = window_id.as_str();
         let xid = win.win.id;
         // Find the frame first: it tells the window's scale, which the walk's offsets need.
+        // Meanwhile a window seen before is walked from where its last walk started: kept when
+        // the lookup finds that frame again with the same rule (a new window's first look
+        // waits for its application first).
         let looked = Instant::now();
-        let found = if req.include_elements {
-            self.find_frame(&win, listed).await?
-        } else {
-            None
+        let early = match &self.atspi {
+            Some(atspi) if req.include_elements && !self.seen.is_new(xid, win.win.minimized) => {
+                self.known_frame(xid).map(|(obj, rule)| (atspi, obj, rule))
+            }
+            _ => None,
         };
-        tracing::debug!("observe {window_id}: frame lookup {:?}", looked.elapsed());
+        let early_deadline = looked + req.walk_budget;
+        let root_options = |coords, deadline| WalkOptions {
+            max_elements: req.max_elements,
+            max_depth: req.max_depth,
+            prune: !req.include_hidden,
+            deadline,
+            coords,
+            query: req.query.clone(),
+        };
+        let early_walk = async {
+            let (atspi, obj, rule) = early.as_ref()?;
+            let walked = atspi.walk(obj, &root_options(rule.kind(), early_deadline)).await;
+            Some((obj.clone(), rule.kind(), walked.ok()?))
+        };
+        let lookup = async {
+            let found = match req.include_elements {
+                true => self.find_frame(&win, listed).await,
+                false => Ok(None),
+            };
+            tracing::debug!("observe {window_id}: frame lookup {:?}", looked.elapsed());
+            found
+        };
+        let (found, mut early_walked) = tokio::join!(lookup, early_walk);
+        let found = found?;
         let is_x11 = matches!(self.ws, WindowSystem::X11(_));
         if let Some(scale) = found
             .as_ref()
@@ -779,15 +840,22 @@ impl LinuxBackend {
                     reason.get_or_insert_with(|| format!("max_elements ({}) reached", req.max_elements));
                     break;
                 }
-                let opts = WalkOptions {
-                    max_elements: room,
-                    max_depth: req.max_depth,
-                    prune: !req.include_hidden,
-                    deadline,
-                    coords: rule.kind(),
-                    query: req.query.clone(),
+                let early = early_walked
+                    .take()
+                    .filter(|(obj, kind, _)| *obj == root.obj && *kind == rule.kind() && fresh_note.is_none());
+                let res = match early {
+                    Some((_, _, walked)) => {
+                        tracing::debug!("observe {window_id}: the walk begun beside the frame lookup stands");
+                        walked
+                    }
+                    None => {
+                        let opts = WalkOptions {
+                            max_elements: room,
+                            ..root_options(rule.kind(), deadline)
+                        };
+                        atspi.walk(&root.obj, &opts).await?
+                    }
                 };
-                let res = atspi.walk(&root.obj, &opts).await?;
                 let base = elements.len();
                 elements.extend(res.nodes.into_iter().map(|mut n| {
                     n.parent = n.parent.map(|p| p + base);

@@ -12,9 +12,10 @@ use crate::wayland::kde::Kde;
 use crate::window::modal::ModalWindow;
 use crate::window::WindowRecord;
 use crate::windowing::{Compositor, WindowSystem};
-use crate::x11::{Capture, Gap};
+use crate::x11::{Capture, Gap, REPAINT_POLL};
 use lsm_core::{GuiResult, KeyCombo, MouseButton, Point, Rect};
 use std::sync::Arc;
+use std::time::Instant;
 
 /// The capture path on KDE, as the observation names it.
 const KWIN_SCREENSHOT: &str = "KWin's ScreenShot2 (the window's own pixels, covered parts included)";
@@ -115,6 +116,39 @@ impl LinuxBackend {
         }
     }
 
+    /// On X11, redirects `w` for capture ahead of reading it and waits for its repaint between
+    /// short requests (`x11/redirect.rs`): no other window's request waits meanwhile. What the
+    /// capture may show that is not the window's own.
+    pub(crate) async fn redirect_ahead(&self, w: &WindowRecord) -> Option<Gap> {
+        if !matches!(self.ws, WindowSystem::X11(_)) {
+            return None;
+        }
+        let record = w.clone();
+        let mut pending = self.x(move |x| x.begin_redirect(&record)).await.ok()??;
+        let (started, wait) = (Instant::now(), pending.wait());
+        let repainted = loop {
+            let looked = self
+                .x(move |x| {
+                    let done = x.repaint_progress(&mut pending);
+                    Ok((pending, done))
+                })
+                .await;
+            // A request that failed leaves the redirection to be taken over later.
+            let (back, done) = looked.ok()?;
+            pending = back;
+            if done.unwrap_or(true) {
+                break true;
+            }
+            if started.elapsed() >= wait {
+                break false;
+            }
+            tokio::time::sleep(REPAINT_POLL).await;
+        };
+        self.x(move |x| Ok(x.end_redirect(pending, repainted)))
+            .await
+            .ok()?
+    }
+
     pub(crate) async fn ws_capture(&self, w: &WindowRecord) -> GuiResult<Capture> {
         if let Some(k) = self.kde() {
             if w.minimized {
@@ -157,8 +191,9 @@ impl LinuxBackend {
                 })
             }
             None => {
+                let gap = self.redirect_ahead(w).await;
                 let w = w.clone();
-                self.x(move |x| x.capture_window(&w)).await
+                Ok(self.x(move |x| x.capture_window(&w)).await?.with_gap(gap))
             }
         }
     }

@@ -21,16 +21,17 @@ use std::time::{Duration, Instant};
 use x11rb::connection::Connection;
 use x11rb::errors::ReplyError;
 use x11rb::protocol::composite::{ConnectionExt as _, Redirect};
-use x11rb::protocol::damage::{ConnectionExt as _, ReportLevel};
 use x11rb::protocol::xproto::{self, ConnectionExt as _, ImageFormat, ImageOrder, MapState, WindowClass};
 use x11rb::protocol::ErrorKind;
 
 /// Upper bound for the first capture after redirecting a covered or partly off-screen window
 /// to wait for the application to repaint what the redirection exposed.
 pub const REPAINT_WAIT: Duration = Duration::from_millis(800);
-const REPAINT_POLL: Duration = Duration::from_millis(5);
+pub const REPAINT_POLL: Duration = Duration::from_millis(5);
 /// Bound on damage areas kept between two looks (the wait looks every few ms).
 const MAX_DAMAGE_AREAS: usize = 4096;
+/// Damage objects whose areas are kept at once (one per window being redirected).
+const MAX_DAMAGES: usize = 64;
 /// The repaint grid has at most this many cells along a side.
 const GRID_CELLS: i32 = 64;
 /// Redirected top-levels remembered before the ones that no longer exist are pruned.
@@ -85,6 +86,21 @@ impl Capture {
             own_pixels,
             gaps,
             via: None,
+        }
+    }
+
+    /// The same capture with one more gap, if any (one found before it was read).
+    pub fn with_gap(self, gap: Option<Gap>) -> Capture {
+        let Some(g) = gap else {
+            return self;
+        };
+        let mut gaps = self.gaps;
+        if !gaps.contains(&g) {
+            gaps.push(g);
+        }
+        Capture {
+            via: self.via,
+            ..Capture::new(self.image, self.own_pixels, gaps)
         }
     }
 
@@ -290,79 +306,37 @@ impl X11 {
         self.capture_direct(id, w.bounds, &why)
     }
 
-    fn lock_redirected(&self) -> MutexGuard<'_, std::collections::HashSet<u32>> {
+    pub(super) fn lock_redirected(&self) -> MutexGuard<'_, std::collections::HashSet<u32>> {
         self.redirected.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    fn is_redirected(&self, top: u32) -> bool {
+    pub(super) fn is_redirected(&self, top: u32) -> bool {
         self.lock_redirected().contains(&top)
     }
 
     /// Redirects `top` (Automatic) and, when parts of the window were not visible (covered or
     /// off screen), waits until the application has repainted them. `Some(NotRepainted)` when
-    /// it did not within [`REPAINT_WAIT`].
+    /// it did not within [`REPAINT_WAIT`]. This waits holding the connection: the backend
+    /// redirects ahead of a capture in steps instead (`redirect.rs`), and this serves the rest.
     fn redirect(&self, top: u32, id: u32, bounds: Rect) -> GuiResult<Option<Gap>> {
-        let screen = self.screen_rect()?;
-        let covering = self.covering_rects(id, bounds)?;
-        let mut grid = RepaintGrid::new(bounds, screen, &covering);
-        self.conn
-            .composite_redirect_window(top, Redirect::AUTOMATIC)
-            .map_err(conn_err)?;
-        // Created right after the redirection, in the same batch: the server's own copy of the
-        // visible pixels (done while redirecting) is not counted, the application's repaint
-        // (it needs the Expose events first) is.
-        let damage = if grid.done() || !self.has_damage {
-            None
-        } else {
-            let d = self.conn.generate_id().map_err(id_err)?;
-            self.conn
-                .damage_create(d, top, ReportLevel::RAW_RECTANGLES)
-                .map_err(conn_err)?;
-            Some(d)
-        };
-        self.sync()?;
-        // DamageCreate reports the whole window at once: not a repaint.
-        self.pump();
-        self.take_damage();
-        self.remember_redirect(top);
-        tracing::debug!(
-            "redirected top-level 0x{top:x} of 0x{id:x} for capture ({} cell(s) to repaint)",
-            grid.left
-        );
-        if grid.done() {
+        let Some(mut pending) = self.start_redirect(top, id, bounds)? else {
             return Ok(None);
-        }
-        let Some(d) = damage else {
-            // No Damage extension: nothing tells when the repaint is done.
-            std::thread::sleep(REPAINT_POLL * 20);
-            return Ok(Some(Gap::NotRepainted));
         };
-        let done = self.wait_repaint(&mut grid);
-        let _ = self.conn.damage_destroy(d);
-        self.take_damage();
-        Ok((!done?).then_some(Gap::NotRepainted))
-    }
-
-    /// Waits until damage has covered every cell of `grid`; false when that did not happen
-    /// within `REPAINT_WAIT`.
-    fn wait_repaint(&self, grid: &mut RepaintGrid) -> GuiResult<bool> {
+        if pending.by_another() {
+            // Another request waits for its repaint and needs the connection to finish.
+            return Ok(Some(Gap::NotRepainted));
+        }
         let start = Instant::now();
-        loop {
-            self.sync()?;
-            self.pump();
-            for r in self.take_damage() {
-                grid.repainted(r);
+        let done = loop {
+            if self.repaint_progress(&mut pending)? {
+                break true;
             }
-            if grid.done() {
-                tracing::debug!("repainted after {:?}", start.elapsed());
-                return Ok(true);
-            }
-            if start.elapsed() >= REPAINT_WAIT {
-                tracing::debug!("{} cell(s) not repainted within {REPAINT_WAIT:?}", grid.left);
-                return Ok(false);
+            if start.elapsed() >= pending.wait() {
+                break false;
             }
             std::thread::sleep(REPAINT_POLL);
-        }
+        };
+        Ok(self.end_redirect(pending, done))
     }
 
     /// Called by `pump` for every DamageNotify.
@@ -373,9 +347,14 @@ impl X11 {
             return;
         }
         let mut areas = self.damage_areas.lock().unwrap_or_else(|p| p.into_inner());
-        if areas.len() < MAX_DAMAGE_AREAS {
+        if areas.len() >= MAX_DAMAGES && !areas.contains_key(&ev.damage) {
+            // Those of Damage objects destroyed meanwhile (their last events came late).
+            areas.clear();
+        }
+        let kept = areas.entry(ev.damage).or_default();
+        if kept.len() < MAX_DAMAGE_AREAS {
             let (g, a) = (ev.geometry, ev.area);
-            areas.push(Rect::new(
+            kept.push(Rect::new(
                 g.x as i32 + a.x as i32,
                 g.y as i32 + a.y as i32,
                 a.width as i32,
@@ -384,11 +363,16 @@ impl X11 {
         }
     }
 
-    fn take_damage(&self) -> Vec<Rect> {
-        std::mem::take(&mut *self.damage_areas.lock().unwrap_or_else(|p| p.into_inner()))
+    /// The areas Damage object `damage` reported since they were last taken.
+    pub(super) fn take_damage(&self, damage: u32) -> Vec<Rect> {
+        self.damage_areas
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&damage)
+            .unwrap_or_default()
     }
 
-    fn remember_redirect(&self, top: u32) {
+    pub(super) fn remember_redirect(&self, top: u32) {
         let mut set = self.lock_redirected();
         if set.len() >= MAX_REDIRECTED {
             // Destroyed windows take their redirection with them: forget those.
@@ -611,7 +595,7 @@ impl X11 {
     }
 
     /// The parts of `bounds` that viewable windows stacked above `id`'s top-level cover.
-    fn covering_rects(&self, id: u32, bounds: Rect) -> GuiResult<Vec<Rect>> {
+    pub(super) fn covering_rects(&self, id: u32, bounds: Rect) -> GuiResult<Vec<Rect>> {
         let top = self.toplevel_of(id)?;
         let stack = self.root_children()?;
         let above = match stack.iter().position(|&c| c == top) {
@@ -645,7 +629,7 @@ impl X11 {
 /// Which parts of a window (`bounds`, root coordinates) still wait for the application's
 /// repaint, on a grid of at most `GRID_CELLS` per side: the cells that were covered or off
 /// screen, until damage has touched each.
-struct RepaintGrid {
+pub(super) struct RepaintGrid {
     bounds: Rect,
     cell: i32,
     cols: i32,
@@ -654,7 +638,7 @@ struct RepaintGrid {
 }
 
 impl RepaintGrid {
-    fn new(bounds: Rect, screen: Rect, covering: &[Rect]) -> RepaintGrid {
+    pub(super) fn new(bounds: Rect, screen: Rect, covering: &[Rect]) -> RepaintGrid {
         let cell = ((bounds.width.max(bounds.height) + GRID_CELLS - 1) / GRID_CELLS).max(8);
         let cols = (bounds.width + cell - 1) / cell;
         let rows = (bounds.height + cell - 1) / cell;
@@ -687,7 +671,7 @@ impl RepaintGrid {
     }
 
     /// Damage at `r` (root coordinates): the cells it touches are repainted.
-    fn repainted(&mut self, r: Rect) {
+    pub(super) fn repainted(&mut self, r: Rect) {
         let Some(hit) = r.intersect(&self.bounds) else {
             return;
         };
@@ -709,7 +693,11 @@ impl RepaintGrid {
         }
     }
 
-    fn done(&self) -> bool {
+    pub(super) fn left(&self) -> usize {
+        self.left
+    }
+
+    pub(super) fn done(&self) -> bool {
         self.left == 0
     }
 }

@@ -9,7 +9,7 @@ use super::keymap::KeyMap;
 use super::shm;
 use crate::window::WindowRecord;
 use lsm_core::{ErrorCode, GuiError, GuiResult, MouseButton, Rect};
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{mpsc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
@@ -100,9 +100,11 @@ pub struct X11 {
     /// The Damage extension, to see when a window has repainted after its redirection.
     pub(super) has_damage: bool,
     /// Areas (root coordinates) of the DamageNotify events `pump` saw since they were last
-    /// taken, of the one Damage object that waits for a repaint (see `capture.rs`; the
-    /// watches of `repaints.rs` are apart).
-    pub(super) damage_areas: Mutex<Vec<Rect>>,
+    /// taken, per Damage object that waits for a repaint (see `redirect.rs`; the watches of
+    /// `repaints.rs` are apart).
+    pub(super) damage_areas: Mutex<HashMap<u32, Vec<Rect>>>,
+    /// Top-levels being redirected whose repaint is waited for, since when (see `redirect.rs`).
+    pub(super) pending_redirects: Mutex<HashMap<u32, Instant>>,
     /// Top-levels we redirected for capture (see `capture.rs`).
     pub(super) redirected: Mutex<HashSet<u32>>,
     /// Captured top-levels watched for repaints (see `repaints.rs`).
@@ -271,7 +273,8 @@ impl X11 {
             helper,
             has_composite,
             has_damage,
-            damage_areas: Mutex::new(Vec::new()),
+            damage_areas: Mutex::default(),
+            pending_redirects: Mutex::default(),
             redirected: Mutex::new(HashSet::new()),
             watches: Mutex::default(),
             has_xtest,
