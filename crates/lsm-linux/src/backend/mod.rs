@@ -840,9 +840,9 @@ impl LinuxBackend {
                     reason.get_or_insert_with(|| format!("max_elements ({}) reached", req.max_elements));
                     break;
                 }
-                let early = early_walked
-                    .take()
-                    .filter(|(obj, kind, _)| *obj == root.obj && *kind == rule.kind() && fresh_note.is_none());
+                let early = early_walked.take().filter(|(obj, kind, _)| {
+                    *obj == root.obj && *kind == rule.kind() && fresh_note.is_none()
+                });
                 let res = match early {
                     Some((_, _, walked)) => {
                         tracing::debug!("observe {window_id}: the walk begun beside the frame lookup stands");
