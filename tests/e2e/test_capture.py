@@ -10,8 +10,10 @@ those of the screen, checked once with ImageMagick's `import -window root`).
 
 import json
 import os
+import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -142,6 +144,47 @@ def test_covered_window_has_its_own_pixels(lsm_stdio, testapp_and_xterm):
         Path("/tmp/covered.png").write_bytes(covered)
         Path("/tmp/uncovered.png").write_bytes(uncovered)
     assert whole <= TOLERANCE and part <= 2 * TOLERANCE
+
+
+def test_a_window_slow_to_repaint_holds_up_no_other_window(lsm_factory, testapp_and_xterm):
+    """The first capture of a covered window waits, up to 800 ms, for its application to repaint
+    what was covered. That wait held lsm's X11 connection, so a call about any other window
+    waited with it (a background capture after `gui_state` once held up the next action on
+    another window by 500 ms). A stopped xterm, covered, never repaints: while its capture
+    waits, the window list still answers at once."""
+    app, term = testapp_and_xterm
+    s = lsm_factory("stdio")  # a server that has redirected nothing yet
+    b = app["bounds"]
+    xdo("windowmove", "--sync", term["window_id"], str(b["x"] + 40), str(b["y"] + 40))
+    xdo("windowraise", app["window_id"])
+    wait_for(lambda: abs(find_window(s, app="xterm")["bounds"]["x"] - (b["x"] + 40)) < 80, what="xterm under the test app")
+    time.sleep(0.3)
+    pid = find_window(s, app="xterm")["pid"]
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        captured: dict = {}
+
+        def capture() -> None:
+            t0 = time.monotonic()
+            res = s.call("gui_state", {"window_id": term["window_id"], "include_elements": False})
+            captured["ms"] = (time.monotonic() - t0) * 1000
+            captured["data"] = s.ok(res)
+
+        worker = threading.Thread(target=capture)
+        worker.start()
+        time.sleep(0.15)
+        t0 = time.monotonic()
+        listed = s.call_ok("gui_list", {})
+        list_ms = (time.monotonic() - t0) * 1000
+        worker.join(30)
+        print(f"stopped xterm's first capture {captured.get('ms', 0):.0f} ms; the window list meanwhile {list_ms:.0f} ms")
+        assert any(w["window_id"] == app["window_id"] for w in listed["windows"])
+        # The capture did wait for the repaint that never came, and said so.
+        assert captured.get("ms", 0) >= 600, captured
+        assert captured["data"]["screenshot"]["occluded"] is True, captured["data"]
+        assert list_ms < 300, f"the window list waited for another window's repaint: {list_ms:.0f} ms"
+    finally:
+        os.kill(pid, signal.SIGCONT)
 
 
 def test_window_under_a_modal_dialog_has_its_own_pixels(lsm_stdio, ensure_app, stop_app):
