@@ -698,9 +698,7 @@ impl LinuxBackend {
         let (win, ()) = tokio::join!(self.x11_window(window_id), self.ws_warm_capture(xid));
         let win = win?;
         let (shot, watch) = if watched {
-            let gap = self.redirect_ahead(&win.win).await;
-            let record = win.win.clone();
-            let (shot, watch) = self.x(move |x| x.capture_watched(&record)).await?;
+            let ((shot, watch), gap) = self.x_capture(&win.win, X11::capture_watched).await?;
             (shot.with_gap(gap), watch)
         } else {
             (self.ws_capture(&win.win).await?, None)

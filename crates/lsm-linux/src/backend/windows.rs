@@ -12,7 +12,7 @@ use crate::wayland::kde::Kde;
 use crate::window::modal::ModalWindow;
 use crate::window::WindowRecord;
 use crate::windowing::{Compositor, WindowSystem};
-use crate::x11::{Capture, Gap, REPAINT_POLL};
+use crate::x11::{Capture, Gap, REPAINT_POLL, X11};
 use lsm_core::{GuiResult, KeyCombo, MouseButton, Point, Rect};
 use std::sync::Arc;
 use std::time::Instant;
@@ -116,25 +116,33 @@ impl LinuxBackend {
         }
     }
 
-    /// On X11, redirects `w` for capture ahead of reading it and waits for its repaint between
-    /// short requests (`x11/redirect.rs`): no other window's request waits meanwhile. What the
-    /// capture may show that is not the window's own.
-    pub(crate) async fn redirect_ahead(&self, w: &WindowRecord) -> Option<Gap> {
-        if !matches!(self.ws, WindowSystem::X11(_)) {
-            return None;
-        }
+    /// Reads X11 window `w` with `read` (a capture), redirecting it first where it is not yet:
+    /// the wait for its repaint is looked at in short requests (`x11/redirect.rs`), so no other
+    /// window's request waits meanwhile. A window redirected already is read in one request.
+    pub(crate) async fn x_capture<T: Send + 'static>(
+        &self,
+        w: &WindowRecord,
+        read: fn(&X11, &WindowRecord) -> GuiResult<T>,
+    ) -> GuiResult<(T, Option<Gap>)> {
         let record = w.clone();
-        let mut pending = self.x(move |x| x.begin_redirect(&record)).await.ok()??;
+        let first = self
+            .x(move |x| match x.begin_redirect(&record)? {
+                Some(pending) => Ok(Err(pending)),
+                None => read(x, &record).map(Ok),
+            })
+            .await?;
+        let mut pending = match first {
+            Ok(read) => return Ok((read, None)),
+            Err(pending) => pending,
+        };
         let (started, wait) = (Instant::now(), pending.wait());
         let repainted = loop {
-            let looked = self
+            let (back, done) = self
                 .x(move |x| {
                     let done = x.repaint_progress(&mut pending);
                     Ok((pending, done))
                 })
-                .await;
-            // A request that failed leaves the redirection to be taken over later.
-            let (back, done) = looked.ok()?;
+                .await?;
             pending = back;
             if done.unwrap_or(true) {
                 break true;
@@ -144,9 +152,12 @@ impl LinuxBackend {
             }
             tokio::time::sleep(REPAINT_POLL).await;
         };
-        self.x(move |x| Ok(x.end_redirect(pending, repainted)))
-            .await
-            .ok()?
+        let record = w.clone();
+        self.x(move |x| {
+            let gap = x.end_redirect(pending, repainted);
+            Ok((read(x, &record)?, gap))
+        })
+        .await
     }
 
     pub(crate) async fn ws_capture(&self, w: &WindowRecord) -> GuiResult<Capture> {
@@ -191,9 +202,8 @@ impl LinuxBackend {
                 })
             }
             None => {
-                let gap = self.redirect_ahead(w).await;
-                let w = w.clone();
-                Ok(self.x(move |x| x.capture_window(&w)).await?.with_gap(gap))
+                let (shot, gap) = self.x_capture(w, X11::capture_window).await?;
+                Ok(shot.with_gap(gap))
             }
         }
     }

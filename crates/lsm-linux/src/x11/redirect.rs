@@ -54,11 +54,12 @@ impl X11 {
     /// manager, not redirected yet) without waiting for its repaint. `None`: nothing to wait
     /// for (not needed, or every part was visible).
     pub fn begin_redirect(&self, w: &WindowRecord) -> GuiResult<Option<PendingRepaint>> {
-        if !self.has_composite || w.minimized || w.bounds.is_empty() || self.compositor_running()? {
+        if !self.has_composite || w.minimized || w.bounds.is_empty() {
             return Ok(None);
         }
+        // Redirected already (every capture but the first): no more questions to the server.
         let top = self.toplevel_of(w.id)?;
-        if self.is_redirected(top) {
+        if self.is_redirected(top) || self.compositor_running()? {
             return Ok(None);
         }
         self.start_redirect(top, w.id, w.bounds)
